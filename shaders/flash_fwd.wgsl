@@ -1,0 +1,234 @@
+// FlashAttention forward, portable tier: plain WGSL, f32 accumulation.
+//
+// One workgroup owns BM query rows of one (batch, query head). It keeps those rows of Q in
+// workgroup memory, streams K and V through one shared tile of BN keys, and keeps a running
+// row max (m), running row sum (l) and the output accumulator in registers (online softmax).
+// Only O, and optionally the row log-sum-exp, reach device memory.
+//
+// Thread (tx, ty) of the TX x TY workgroup owns rows ty + i*TY (i < RM) and, of each score tile,
+// key columns tx + j*TX (j < RN); of the output, vec4 columns tx + c*TX (c < RD4) of its rows.
+//
+// The block between the HEADER markers is replaced by constants generated from the plan
+// (src/kernels/forward.rs); the defaults below keep this file valid WGSL on its own.
+
+// HEADER BEGIN
+const D4: u32 = 16u;      // head_dim / 4
+const BM: u32 = 32u;      // query rows per workgroup
+const BN: u32 = 32u;      // keys per tile
+const TX: u32 = 16u;      // threads along a row
+const TY: u32 = 16u;      // thread rows
+const CAUSAL: bool = false;
+const WRITE_LSE: bool = true;
+alias Packed4 = vec4<f32>;
+fn unpack4(x: Packed4) -> vec4<f32> { return x; }
+fn pack4(x: vec4<f32>) -> Packed4 { return x; }
+// HEADER END
+
+const WG: u32 = TX * TY;
+const RM: u32 = BM / TY;
+const RN: u32 = BN / TX;
+const RD4: u32 = (D4 + TX - 1u) / TX;
+const ROW4: u32 = D4 + 1u;      // padded tile row, in vec4s: consecutive rows start on different banks
+const PROW: u32 = BN + 1u;      // padded probability row
+// Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
+const MASKED: f32 = -3.0e38;
+const LN2: f32 = 0.6931471805599453;
+const NEG_INF_BITS: u32 = 0xff800000u;
+
+struct Params {
+    seq_q: u32,
+    seq_kv: u32,
+    group: u32,          // heads_q / heads_kv
+    causal_offset: i32,  // seq_kv - seq_q: query i sees keys j <= i + causal_offset
+    scale_log2: f32,     // softmax_scale * log2(e): scores live in base 2
+    lse_offset: u32,     // in f32 elements
+    heads_q: u32,
+    _pad: u32,
+    // offset, batch, seq and head strides, in vec4 units
+    q: vec4<u32>,
+    k: vec4<u32>,
+    v: vec4<u32>,
+    o: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> q_buf: array<Packed4>;
+@group(0) @binding(2) var<storage, read> k_buf: array<Packed4>;
+@group(0) @binding(3) var<storage, read> v_buf: array<Packed4>;
+@group(0) @binding(4) var<storage, read_write> o_buf: array<Packed4>;
+// LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
+@group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
+
+var<workgroup> q_tile: array<vec4<f32>, BM * ROW4>;
+var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
+var<workgroup> p_tile: array<f32, BM * PROW>;
+var<workgroup> row_red: array<f32, BM * TX>;
+
+@compute @workgroup_size(WG)
+fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let m0 = wid.x * BM;
+    let head_q = wid.y;
+    let batch = wid.z;
+    let head_kv = head_q / params.group;
+    let tx = lid % TX;
+    let ty = lid / TX;
+    let q_base = params.q.x + batch * params.q.y + head_q * params.q.w;
+    let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w;
+    let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w;
+
+    for (var i = lid; i < BM * D4; i += WG) {
+        let r = i / D4;
+        let c = i % D4;
+        var x = vec4<f32>(0.0);
+        if (m0 + r < params.seq_q) {
+            x = unpack4(q_buf[q_base + (m0 + r) * params.q.z + c]);
+        }
+        q_tile[r * ROW4 + c] = x;
+    }
+
+    // Keys past kv_end are masked for every row of this block: their tiles are never visited.
+    var kv_end = params.seq_kv;
+    if (CAUSAL) {
+        let last_row = min(m0 + BM, params.seq_q) - 1u;
+        kv_end = u32(clamp(i32(last_row) + params.causal_offset + 1, 0, i32(params.seq_kv)));
+    }
+
+    var m_run: array<f32, RM>;
+    var l_run: array<f32, RM>;
+    var acc: array<vec4<f32>, RM * RD4>;
+    for (var i = 0u; i < RM; i++) {
+        m_run[i] = MASKED;
+        l_run[i] = 0.0;
+    }
+    for (var i = 0u; i < RM * RD4; i++) {
+        acc[i] = vec4<f32>(0.0);
+    }
+
+    for (var n0 = 0u; n0 < kv_end; n0 += BN) {
+        // The previous tile's readers of kv_tile, p_tile and row_red are done (and q_tile is complete).
+        workgroupBarrier();
+        for (var i = lid; i < BN * D4; i += WG) {
+            let r = i / D4;
+            let c = i % D4;
+            var x = vec4<f32>(0.0);
+            if (n0 + r < params.seq_kv) {
+                x = unpack4(k_buf[k_base + (n0 + r) * params.k.z + c]);
+            }
+            kv_tile[r * ROW4 + c] = x;
+        }
+        workgroupBarrier();
+
+        // S = Q K^T for this thread's RM x RN scores.
+        var s: array<f32, RM * RN>;
+        for (var i = 0u; i < RM * RN; i++) {
+            s[i] = 0.0;
+        }
+        for (var c = 0u; c < D4; c++) {
+            var qv: array<vec4<f32>, RM>;
+            for (var i = 0u; i < RM; i++) {
+                qv[i] = q_tile[(ty + i * TY) * ROW4 + c];
+            }
+            for (var j = 0u; j < RN; j++) {
+                let kv = kv_tile[(tx + j * TX) * ROW4 + c];
+                for (var i = 0u; i < RM; i++) {
+                    s[i * RN + j] += dot(qv[i], kv);
+                }
+            }
+        }
+
+        // Scale into base 2, mask, and publish this thread's part of each row max.
+        for (var i = 0u; i < RM; i++) {
+            let row = m0 + ty + i * TY;
+            var part_max = MASKED;
+            for (var j = 0u; j < RN; j++) {
+                let key = n0 + tx + j * TX;
+                var visible = key < params.seq_kv;
+                if (CAUSAL) {
+                    visible = visible && i32(key) <= i32(row) + params.causal_offset;
+                }
+                let x = select(MASKED, s[i * RN + j] * params.scale_log2, visible);
+                s[i * RN + j] = x;
+                part_max = max(part_max, x);
+            }
+            row_red[(ty + i * TY) * TX + tx] = part_max;
+        }
+        workgroupBarrier();
+
+        // Online softmax: new row max, rescale what was accumulated, probabilities of this tile.
+        for (var i = 0u; i < RM; i++) {
+            let r = ty + i * TY;
+            var m_new = m_run[i];
+            for (var t = 0u; t < TX; t++) {
+                m_new = max(m_new, row_red[r * TX + t]);
+            }
+            let alpha = exp2(m_run[i] - m_new);
+            m_run[i] = m_new;
+            var l_new = l_run[i] * alpha;
+            for (var c = 0u; c < RD4; c++) {
+                acc[i * RD4 + c] *= alpha;
+            }
+            for (var j = 0u; j < RN; j++) {
+                let x = s[i * RN + j];
+                let pr = select(0.0, exp2(x - m_new), x > MASKED);
+                l_new += pr;
+                p_tile[r * PROW + tx + j * TX] = pr;
+            }
+            l_run[i] = l_new;
+        }
+        // K is no longer read (everyone passed the barrier above): V takes its place.
+        for (var i = lid; i < BN * D4; i += WG) {
+            let r = i / D4;
+            let c = i % D4;
+            var x = vec4<f32>(0.0);
+            if (n0 + r < params.seq_kv) {
+                x = unpack4(v_buf[v_base + (n0 + r) * params.v.z + c]);
+            }
+            kv_tile[r * ROW4 + c] = x;
+        }
+        workgroupBarrier();
+
+        // O += P V for this thread's rows and vec4 columns.
+        for (var j = 0u; j < BN; j++) {
+            for (var c = 0u; c < RD4; c++) {
+                let d4 = tx + c * TX;
+                if (d4 < D4) {
+                    let vv = kv_tile[j * ROW4 + d4];
+                    for (var i = 0u; i < RM; i++) {
+                        acc[i * RD4 + c] += p_tile[(ty + i * TY) * PROW + j] * vv;
+                    }
+                }
+            }
+        }
+    }
+
+    // Each thread summed only its own key columns: add the TX parts of every row.
+    workgroupBarrier();
+    for (var i = 0u; i < RM; i++) {
+        row_red[(ty + i * TY) * TX + tx] = l_run[i];
+    }
+    workgroupBarrier();
+    let o_base = params.o.x + batch * params.o.y + head_q * params.o.w;
+    for (var i = 0u; i < RM; i++) {
+        let r = ty + i * TY;
+        let row = m0 + r;
+        var l = 0.0;
+        for (var t = 0u; t < TX; t++) {
+            l += row_red[r * TX + t];
+        }
+        if (row < params.seq_q) {
+            // A row that sees no key has l == 0: its output is 0 and its LSE -infinity.
+            let inv = select(0.0, 1.0 / l, l > 0.0);
+            for (var c = 0u; c < RD4; c++) {
+                let d4 = tx + c * TX;
+                if (d4 < D4) {
+                    o_buf[o_base + row * params.o.z + d4] = pack4(acc[i * RD4 + c] * inv);
+                }
+            }
+            if (WRITE_LSE && tx == 0u) {
+                let lse = m_run[i] * LN2 + log(l);
+                let at = params.lse_offset + (batch * params.heads_q + head_q) * params.seq_q + row;
+                lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0);
+            }
+        }
+    }
+}

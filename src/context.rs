@@ -1,0 +1,636 @@
+//! [`FlashContext`]: the device, its capabilities, and the pipelines built for it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use wgpu::util::DeviceExt;
+
+use crate::error::{FlashError, Result};
+use crate::kernels::forward;
+use crate::plan::{self, DeviceCaps, Plan, PlanOptions};
+use crate::problem::{Attention, DType, Tensor};
+
+/// Owns a wgpu device and queue, what the planner knows about them, and a pipeline cache.
+///
+/// Build one per device and keep it: pipelines are compiled on first use of a shape class and
+/// reused afterwards. Cloning is cheap and shares the cache.
+#[derive(Clone, Debug)]
+pub struct FlashContext {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    caps: DeviceCaps,
+    forward_layout: wgpu::BindGroupLayout,
+    forward_pipeline_layout: wgpu::PipelineLayout,
+    /// Bound where a plan writes no LSE.
+    unused_lse: wgpu::Buffer,
+    pipelines: Arc<Mutex<HashMap<(String, &'static str), wgpu::ComputePipeline>>>,
+}
+
+/// Features the context asks for when it creates the device itself, where the adapter has them.
+pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
+    .union(wgpu::Features::TIMESTAMP_QUERY)
+    .union(wgpu::Features::SUBGROUP);
+
+impl FlashContext {
+    /// Wraps a device the caller created from `adapter`. The plan uses the device's enabled
+    /// features and limits (not the adapter's), so ask for `SHADER_F16` and generous limits when
+    /// creating it if the adapter has them.
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, adapter: &wgpu::Adapter) -> Result<Self> {
+        let caps = caps_of(&device, &adapter.get_info());
+        Ok(Self::from_parts(device, queue, caps))
+    }
+
+    /// Finds the default adapter (honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME`), creates a device
+    /// with the adapter's limits and the useful features it offers, and wraps it.
+    pub async fn new_default() -> Result<Self> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = match wgpu::util::initialize_adapter_from_env(&instance, None).await {
+            Ok(a) => a,
+            Err(_) => instance
+                .request_adapter(&wgpu::RequestAdapterOptions {
+                    power_preference: wgpu::PowerPreference::HighPerformance,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| FlashError::NoDevice(e.to_string()))?,
+        };
+        Self::from_adapter(&adapter).await
+    }
+
+    /// Creates a device on `adapter` with its full limits and the features of [`WANTED_FEATURES`]
+    /// that it offers, and wraps it.
+    pub async fn from_adapter(adapter: &wgpu::Adapter) -> Result<Self> {
+        let features = adapter.features() & WANTED_FEATURES;
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("wgpu-flash-attn"),
+                required_features: features,
+                required_limits: adapter.limits(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| FlashError::NoDevice(e.to_string()))?;
+        Self::new(device, queue, adapter)
+    }
+
+    /// Blocking [`FlashContext::new_default`] (not on wasm, where nothing may block).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn default_blocking() -> Result<Self> {
+        pollster::block_on(Self::new_default())
+    }
+
+    fn from_parts(device: wgpu::Device, queue: wgpu::Queue, caps: DeviceCaps) -> Self {
+        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let forward_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("flash forward"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                storage(1, true),
+                storage(2, true),
+                storage(3, true),
+                storage(4, false),
+                storage(5, false),
+            ],
+        });
+        let forward_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("flash forward"),
+                bind_group_layouts: &[Some(&forward_layout)],
+                immediate_size: 0,
+            });
+        let unused_lse = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("unused lse"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        FlashContext {
+            device,
+            queue,
+            caps,
+            forward_layout,
+            forward_pipeline_layout,
+            unused_lse,
+            pipelines: Arc::default(),
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// What the planner knows about the device.
+    pub fn caps(&self) -> &DeviceCaps {
+        &self.caps
+    }
+
+    /// Plans `problem` for this device and compiles (or fetches) its pipeline.
+    pub fn plan(&self, problem: &Attention) -> Result<FlashPlan> {
+        self.plan_with(problem, PlanOptions::default())
+    }
+
+    /// Like [`FlashContext::plan`], with some choices forced (tiles, the packed f16 path).
+    pub fn plan_with(&self, problem: &Attention, options: PlanOptions) -> Result<FlashPlan> {
+        let plan = plan::plan_with(problem, &self.caps, options)?;
+        let source = forward::shader_source(&plan);
+        let pipeline = self.pipeline(source, forward::ENTRY, &self.forward_pipeline_layout)?;
+        Ok(FlashPlan {
+            plan,
+            pipeline,
+            device: self.device.clone(),
+            layout: self.forward_layout.clone(),
+            unused_lse: self.unused_lse.clone(),
+        })
+    }
+
+    /// A compute pipeline for `source`, from the cache or freshly compiled. Compilation errors that
+    /// wgpu reports synchronously (all native backends) come back as [`FlashError::Wgpu`].
+    pub(crate) fn pipeline(
+        &self,
+        source: String,
+        entry: &'static str,
+        layout: &wgpu::PipelineLayout,
+    ) -> Result<wgpu::ComputePipeline> {
+        let key = (source, entry);
+        if let Some(p) = self.pipelines.lock().map_err(|_| poisoned())?.get(&key) {
+            return Ok(p.clone());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(entry),
+                source: wgpu::ShaderSource::Wgsl(key.0.as_str().into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        if let Some(Some(err)) = scope.pop().now_or_never() {
+            return Err(FlashError::Wgpu(err.to_string()));
+        }
+        self.pipelines
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key, pipeline.clone());
+        Ok(pipeline)
+    }
+
+    /// Number of compiled pipelines in the cache.
+    pub fn cached_pipelines(&self) -> usize {
+        self.pipelines.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Convenience: uploads host tensors (f32 values, converted to the problem's dtype), runs the
+    /// forward pass and reads O (and LSE, when the problem asks for it) back as f32.
+    ///
+    /// Each slice holds its tensor as the problem's strides lay it out, starting at element 0.
+    pub async fn run(
+        &self,
+        problem: &Attention,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+    ) -> Result<AttentionOutput> {
+        let plan = self.plan(problem)?;
+        for (tensor, data) in [(Tensor::Q, q), (Tensor::K, k), (Tensor::V, v)] {
+            let expected = problem.span_of(tensor);
+            if data.len() as u64 != expected {
+                return Err(FlashError::ShapeMismatch {
+                    tensor: tensor.name(),
+                    expected,
+                    got: data.len() as u64,
+                });
+            }
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let upload = |name, data: &[f32]| {
+            let bytes = to_dtype_bytes(data, problem.dtype);
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(name),
+                    contents: &bytes,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        };
+        let (qb, kb, vb) = (upload("q", q), upload("k", k), upload("v", v));
+        let o_bytes = (problem.span_of(Tensor::O) * problem.dtype.size()).next_multiple_of(4);
+        let ob = self.storage_buffer("out", o_bytes);
+        let lb = problem
+            .with_lse
+            .then(|| self.storage_buffer("lse", problem.lse_len() * 4));
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        plan.encode(
+            &mut encoder,
+            &AttentionBuffers {
+                q: (&qb).into(),
+                k: (&kb).into(),
+                v: (&vb).into(),
+                out: (&ob).into(),
+                lse: lb.as_ref().map(Into::into),
+            },
+        )?;
+        let o_read = self.readback_buffer(&mut encoder, &ob);
+        let l_read = lb.as_ref().map(|lb| self.readback_buffer(&mut encoder, lb));
+        self.queue.submit([encoder.finish()]);
+        let oom_err = oom.pop().await;
+        if let Some(err) = scope.pop().await.or(oom_err) {
+            return Err(FlashError::Wgpu(err.to_string()));
+        }
+        let out_bytes = self.read(&o_read).await?;
+        let out = from_dtype_bytes(&out_bytes, problem.dtype);
+        let lse = match l_read {
+            Some(b) => Some(bytemuck::pod_collect_to_vec(&self.read(&b).await?)),
+            None => None,
+        };
+        Ok(AttentionOutput { out, lse })
+    }
+
+    /// Blocking [`FlashContext::run`] (not on wasm).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn run_blocking(
+        &self,
+        problem: &Attention,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+    ) -> Result<AttentionOutput> {
+        pollster::block_on(self.run(problem, q, k, v))
+    }
+
+    pub(crate) fn storage_buffer(&self, label: &str, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size.max(4),
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn readback_buffer(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        src: &wgpu::Buffer,
+    ) -> wgpu::Buffer {
+        let dst = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: src.size(),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.copy_buffer_to_buffer(src, 0, &dst, 0, src.size());
+        dst
+    }
+
+    /// Maps a `MAP_READ` buffer and copies its bytes out.
+    pub async fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+        let (tx, rx) = futures::channel::oneshot::channel();
+        buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| FlashError::Readback(e.to_string()))?;
+        rx.await
+            .map_err(|_| FlashError::Readback("the map callback was dropped".into()))?
+            .map_err(|e| FlashError::Readback(e.to_string()))?;
+        let bytes = buffer
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| FlashError::Readback(e.to_string()))?
+            .to_vec();
+        buffer.unmap();
+        Ok(bytes)
+    }
+}
+
+fn poisoned() -> FlashError {
+    FlashError::Wgpu("the pipeline cache lock was poisoned by a panic elsewhere".into())
+}
+
+fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
+    let l = device.limits();
+    let f = device.features();
+    DeviceCaps {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_string(),
+        max_workgroup_storage_bytes: l.max_compute_workgroup_storage_size,
+        max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+        max_workgroup_size_x: l.max_compute_workgroup_size_x,
+        max_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size as u64,
+        max_buffer_size: l.max_buffer_size,
+        min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+        shader_f16: f.contains(wgpu::Features::SHADER_F16),
+        timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+        subgroup_sizes: f
+            .contains(wgpu::Features::SUBGROUP)
+            .then_some((info.subgroup_min_size, info.subgroup_max_size)),
+    }
+}
+
+/// Converts f32 host values to the bytes of a storage type.
+pub fn to_dtype_bytes(data: &[f32], dtype: DType) -> Vec<u8> {
+    match dtype {
+        DType::F32 => bytemuck::cast_slice(data).to_vec(),
+        DType::F16 => {
+            let h: Vec<half::f16> = data.iter().map(|&x| half::f16::from_f32(x)).collect();
+            bytemuck::cast_slice(&h).to_vec()
+        }
+    }
+}
+
+/// Converts bytes of a storage type to f32 values (a trailing partial element is ignored).
+pub fn from_dtype_bytes(bytes: &[u8], dtype: DType) -> Vec<f32> {
+    match dtype {
+        DType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        DType::F16 => bytes
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+    }
+}
+
+/// Results of [`FlashContext::run`], as f32 whatever the storage type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttentionOutput {
+    /// O, laid out by the problem's output strides.
+    pub out: Vec<f32>,
+    /// Natural-log log-sum-exp per (batch, head, query), when asked for; -inf for a row that sees no key.
+    pub lse: Option<Vec<f32>>,
+}
+
+/// A buffer and the byte offset where a tensor starts in it.
+#[derive(Debug, Clone, Copy)]
+pub struct TensorBuffer<'a> {
+    /// The buffer (needs `STORAGE` usage).
+    pub buffer: &'a wgpu::Buffer,
+    /// Byte offset of element 0 (a multiple of 4 elements).
+    pub offset: u64,
+}
+
+impl<'a> From<&'a wgpu::Buffer> for TensorBuffer<'a> {
+    fn from(buffer: &'a wgpu::Buffer) -> Self {
+        TensorBuffer { buffer, offset: 0 }
+    }
+}
+
+/// The caller's buffers for one forward pass. Q, K and V may share a buffer; O and LSE must not
+/// overlap anything else.
+#[derive(Debug, Clone, Copy)]
+pub struct AttentionBuffers<'a> {
+    /// Queries.
+    pub q: TensorBuffer<'a>,
+    /// Keys.
+    pub k: TensorBuffer<'a>,
+    /// Values.
+    pub v: TensorBuffer<'a>,
+    /// Output, written in the problem's dtype.
+    pub out: TensorBuffer<'a>,
+    /// Row log-sum-exp (f32, (batch, heads_q, seq_q)); required when the problem asks for it.
+    pub lse: Option<TensorBuffer<'a>>,
+}
+
+/// A plan with its compiled pipeline, ready to record into command encoders.
+#[derive(Debug, Clone)]
+pub struct FlashPlan {
+    plan: Plan,
+    pipeline: wgpu::ComputePipeline,
+    device: wgpu::Device,
+    layout: wgpu::BindGroupLayout,
+    unused_lse: wgpu::Buffer,
+}
+
+impl FlashPlan {
+    /// The plan: kernel variant, tiles, grid, bytes.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Records the forward pass into the caller's encoder.
+    pub fn encode(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &AttentionBuffers,
+    ) -> Result<()> {
+        self.encode_timed(encoder, buffers, None)
+    }
+
+    /// Like [`FlashPlan::encode`], writing GPU timestamps at the start and end of the pass.
+    pub fn encode_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &AttentionBuffers,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
+    ) -> Result<()> {
+        let p = &self.plan.problem;
+        let elem = forward::element_bytes(self.plan.storage);
+        let align = self.device.limits().min_storage_buffer_offset_alignment as u64;
+        let mut ranges = Vec::with_capacity(4);
+        for (tensor, tb) in [
+            (Tensor::Q, buffers.q),
+            (Tensor::K, buffers.k),
+            (Tensor::V, buffers.v),
+            (Tensor::O, buffers.out),
+        ] {
+            check_usage(tensor.name(), tb.buffer)?;
+            ranges.push(forward::bind_range(
+                tensor.name(),
+                tb.offset,
+                p.span_of(tensor),
+                elem,
+                tb.buffer.size(),
+                align,
+            )?);
+        }
+        let lse = match (p.with_lse, buffers.lse) {
+            (true, Some(tb)) => {
+                check_usage("lse", tb.buffer)?;
+                if tb.offset % 4 != 0 {
+                    return Err(FlashError::BadLayout {
+                        tensor: "lse",
+                        what: "byte offset",
+                        got: tb.offset,
+                        why: "must be a multiple of 4",
+                    });
+                }
+                let needed = tb.offset + p.lse_len() * 4;
+                if needed > tb.buffer.size() {
+                    return Err(FlashError::BufferTooSmall {
+                        tensor: "lse",
+                        needed,
+                        got: tb.buffer.size(),
+                    });
+                }
+                let start = tb.offset - tb.offset % align;
+                Some((
+                    tb.buffer,
+                    start,
+                    needed - start,
+                    ((tb.offset - start) / 4) as u32,
+                ))
+            }
+            (true, None) => {
+                return Err(FlashError::BadOption {
+                    what: "lse buffer",
+                    got: "None".into(),
+                    why: "the problem asks for LSE (with_lse)",
+                })
+            }
+            (false, _) => None,
+        };
+        // Writable bindings must not share a buffer with any other binding.
+        let writers = std::iter::once(buffers.out.buffer).chain(lse.map(|l| l.0));
+        for w in writers {
+            let users = [
+                buffers.q.buffer,
+                buffers.k.buffer,
+                buffers.v.buffer,
+                buffers.out.buffer,
+            ]
+            .into_iter()
+            .chain(lse.map(|l| l.0))
+            .filter(|b| *b == w)
+            .count();
+            if users > 1 {
+                return Err(FlashError::BadLayout {
+                    tensor: "out/lse",
+                    what: "buffer",
+                    got: users as u64,
+                    why: "an output buffer must not also hold another tensor of the same pass",
+                });
+            }
+        }
+        let params = forward::params(
+            &self.plan,
+            [
+                ranges[0].first4,
+                ranges[1].first4,
+                ranges[2].first4,
+                ranges[3].first4,
+            ],
+            lse.map_or(0, |l| l.3),
+        );
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let uniform = self
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("flash params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        fn binding<'b>(b: &'b wgpu::Buffer, r: &forward::BindRange) -> wgpu::BindingResource<'b> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: b,
+                offset: r.offset,
+                size: std::num::NonZeroU64::new(r.size),
+            })
+        }
+        let lse_res = match lse {
+            Some((b, offset, size, _)) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: b,
+                offset,
+                size: std::num::NonZeroU64::new(size.next_multiple_of(4)),
+            }),
+            None => self.unused_lse.as_entire_binding(),
+        };
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("flash forward"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: uniform.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: binding(buffers.q.buffer, &ranges[0]),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: binding(buffers.k.buffer, &ranges[1]),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: binding(buffers.v.buffer, &ranges[2]),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: binding(buffers.out.buffer, &ranges[3]),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 5,
+                    resource: lse_res,
+                },
+            ],
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("flash forward"),
+                timestamp_writes,
+            });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            let [x, y, z] = self.plan.grid;
+            pass.dispatch_workgroups(x, y, z);
+        }
+        if let Some(Some(err)) = scope.pop().now_or_never() {
+            return Err(FlashError::Wgpu(err.to_string()));
+        }
+        Ok(())
+    }
+}
+
+fn check_usage(tensor: &'static str, buffer: &wgpu::Buffer) -> Result<()> {
+    if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+        return Err(FlashError::BadLayout {
+            tensor,
+            what: "buffer usage bits",
+            got: buffer.usage().bits() as u64,
+            why: "the buffer needs BufferUsages::STORAGE",
+        });
+    }
+    Ok(())
+}

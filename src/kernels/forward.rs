@@ -1,0 +1,135 @@
+//! The FlashAttention forward kernel (`shaders/flash_fwd.wgsl`): source for a plan, params, encoding.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::error::{FlashError, Result};
+use crate::plan::{Plan, Storage};
+use crate::problem::{Attention, Tensor};
+
+/// The shader file, with default constants.
+pub const SOURCE: &str = include_str!("../../shaders/flash_fwd.wgsl");
+/// Its entry point.
+pub const ENTRY: &str = "forward";
+/// Size of the params uniform.
+pub const PARAMS_BYTES: u64 = std::mem::size_of::<Params>() as u64;
+
+/// Mirrors `Params` in the shader.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub(crate) struct Params {
+    seq_q: u32,
+    seq_kv: u32,
+    group: u32,
+    causal_offset: i32,
+    scale_log2: f32,
+    lse_offset: u32,
+    heads_q: u32,
+    _pad: u32,
+    q: [u32; 4],
+    k: [u32; 4],
+    v: [u32; 4],
+    o: [u32; 4],
+}
+
+/// The shader source specialised for a plan.
+pub fn shader_source(plan: &Plan) -> String {
+    let p = &plan.problem;
+    let t = plan.tiles;
+    let header = format!(
+        "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
+         const CAUSAL: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
+        p.head_dim / 4,
+        t.block_m,
+        t.block_n,
+        t.threads_x,
+        t.threads_y,
+        p.causal,
+        p.with_lse,
+        super::storage_wgsl(plan.storage),
+    );
+    super::with_header(SOURCE, &header)
+}
+
+/// Bytes per element as the shader reads it.
+pub(crate) fn element_bytes(storage: Storage) -> u64 {
+    match storage {
+        Storage::F32 => 4,
+        Storage::F16 | Storage::F16Packed => 2,
+    }
+}
+
+/// Where one tensor's binding starts in its buffer, and the tensor's offset inside that binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BindRange {
+    /// Byte offset of the binding (aligned to the device's storage offset alignment).
+    pub offset: u64,
+    /// Byte size of the binding.
+    pub size: u64,
+    /// Offset of the tensor's first element inside the binding, in units of 4 elements.
+    pub first4: u32,
+}
+
+/// Checks that a tensor of `span` elements at byte `offset` fits `buffer_size` and can be addressed.
+pub(crate) fn bind_range(
+    tensor: &'static str,
+    offset: u64,
+    span_elems: u64,
+    elem_bytes: u64,
+    buffer_size: u64,
+    align: u64,
+) -> Result<BindRange> {
+    let unit = 4 * elem_bytes;
+    if offset % unit != 0 {
+        return Err(FlashError::BadLayout {
+            tensor,
+            what: "byte offset",
+            got: offset,
+            why: "buffer offsets must be multiples of 4 elements (16 bytes for f32, 8 for f16)",
+        });
+    }
+    let needed = offset + span_elems * elem_bytes;
+    if needed > buffer_size {
+        return Err(FlashError::BufferTooSmall {
+            tensor,
+            needed,
+            got: buffer_size,
+        });
+    }
+    let start = offset - offset % align;
+    let size = (needed - start)
+        .next_multiple_of(4)
+        .min(buffer_size - start);
+    Ok(BindRange {
+        offset: start,
+        size,
+        first4: ((offset - start) / unit) as u32,
+    })
+}
+
+/// Fills the params uniform for a plan and the tensors' positions inside their bindings.
+pub(crate) fn params(plan: &Plan, first4: [u32; 4], lse_first: u32) -> Params {
+    let p: &Attention = &plan.problem;
+    let strides4 = |t: Tensor, first: u32| {
+        let s = p.strides_of(t);
+        [
+            first,
+            (s.batch / 4) as u32,
+            (s.seq / 4) as u32,
+            (s.head / 4) as u32,
+        ]
+    };
+    Params {
+        seq_q: p.seq_q,
+        seq_kv: p.seq_kv,
+        group: p.heads_q / p.heads_kv,
+        causal_offset: p.seq_kv as i32 - p.seq_q as i32,
+        scale_log2: p.scale() * std::f32::consts::LOG2_E,
+        lse_offset: lse_first,
+        heads_q: p.heads_q,
+        _pad: 0,
+        q: strides4(Tensor::Q, first4[0]),
+        k: strides4(Tensor::K, first4[1]),
+        v: strides4(Tensor::V, first4[2]),
+        o: strides4(Tensor::O, first4[3]),
+    }
+}

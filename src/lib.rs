@@ -1,0 +1,15 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+pub mod context;
+pub mod error;
+pub mod kernels;
+pub mod plan;
+pub mod problem;
+pub mod reference;
+pub mod tuning;
+
+pub use context::{AttentionBuffers, AttentionOutput, FlashContext, FlashPlan, TensorBuffer};
+pub use error::{FlashError, Result};
+pub use plan::{DeviceCaps, Kernel, Plan, PlanOptions, Storage, Tiles};
+pub use problem::{Attention, DType, Strides, Tensor};

@@ -1,0 +1,306 @@
+//! From a problem and a device's capabilities to a [`Plan`]: kernel variant, tiles, grid, bytes.
+//!
+//! Nothing here touches wgpu objects, so plans can be made and inspected (and tested) without a GPU.
+
+use crate::error::{FlashError, Result};
+use crate::problem::{Attention, DType, Tensor};
+use crate::tuning;
+
+/// What the plan needs to know about a device. Read from a live device by
+/// [`crate::FlashContext`], or written by hand to plan for a device that is not present.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceCaps {
+    /// Adapter name.
+    pub name: String,
+    /// Backend ("Vulkan", "Gl", "Metal", "Dx12", "BrowserWebGpu").
+    pub backend: String,
+    /// Driver name and version, as the adapter reports them.
+    pub driver: String,
+    /// `max_compute_workgroup_storage_size`, bytes.
+    pub max_workgroup_storage_bytes: u32,
+    /// `max_compute_invocations_per_workgroup`.
+    pub max_invocations_per_workgroup: u32,
+    /// `max_compute_workgroup_size_x`.
+    pub max_workgroup_size_x: u32,
+    /// `max_compute_workgroups_per_dimension`.
+    pub max_workgroups_per_dimension: u32,
+    /// `max_storage_buffer_binding_size`, bytes.
+    pub max_storage_buffer_binding_size: u64,
+    /// `max_buffer_size`, bytes.
+    pub max_buffer_size: u64,
+    /// `min_storage_buffer_offset_alignment`, bytes.
+    pub min_storage_buffer_offset_alignment: u32,
+    /// The device has `SHADER_F16` enabled.
+    pub shader_f16: bool,
+    /// The device has `TIMESTAMP_QUERY` enabled.
+    pub timestamp_query: bool,
+    /// Subgroup size range when `SUBGROUP` is enabled.
+    pub subgroup_sizes: Option<(u32, u32)>,
+}
+
+impl DeviceCaps {
+    /// A device with exactly WebGPU's default limits and no optional features.
+    pub fn webgpu_defaults() -> Self {
+        let l = wgpu::Limits::default();
+        DeviceCaps {
+            name: "WebGPU defaults".into(),
+            backend: "none".into(),
+            driver: String::new(),
+            max_workgroup_storage_bytes: l.max_compute_workgroup_storage_size,
+            max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+            max_workgroup_size_x: l.max_compute_workgroup_size_x,
+            max_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size as u64,
+            max_buffer_size: l.max_buffer_size,
+            min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+            shader_f16: false,
+            timestamp_query: false,
+            subgroup_sizes: None,
+        }
+    }
+}
+
+/// How Q, K, V and O are read and written by the shader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Storage {
+    /// `array<vec4<f32>>`.
+    F32,
+    /// `array<vec4<f16>>`, needs `SHADER_F16`.
+    F16,
+    /// f16 pairs packed in `u32` words, converted with `unpack2x16float`; works everywhere.
+    F16Packed,
+}
+
+impl Storage {
+    /// Short name used in reports and pipeline labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            Storage::F32 => "f32",
+            Storage::F16 => "f16",
+            Storage::F16Packed => "f16-packed",
+        }
+    }
+}
+
+/// Tile shape of the portable forward kernel.
+///
+/// A workgroup of `threads_x * threads_y` invocations owns `block_m` query rows and streams keys in
+/// tiles of `block_n`. Thread (x, y) holds rows y, y + threads_y, ... and key columns x, x + threads_x, ...
+/// of each score tile, and the matching rows of the output accumulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tiles {
+    /// Query rows per workgroup.
+    pub block_m: u32,
+    /// Keys per K/V tile.
+    pub block_n: u32,
+    /// Threads along a row (key columns / head-dim groups).
+    pub threads_x: u32,
+    /// Thread rows.
+    pub threads_y: u32,
+}
+
+impl Tiles {
+    /// Invocations per workgroup.
+    pub fn threads(&self) -> u32 {
+        self.threads_x * self.threads_y
+    }
+
+    /// Bytes of workgroup memory the forward kernel uses with these tiles at this head dimension:
+    /// Q tile and one K/V tile (f32, rows padded by 4 elements against bank conflicts), the
+    /// probability tile, and one float per thread for row reductions.
+    pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
+        let row4 = head_dim / 4 + 1;
+        16 * (self.block_m + self.block_n) * row4
+            + 4 * (self.block_m * (self.block_n + 1) + self.block_m * self.threads_x)
+    }
+
+    fn well_formed(&self) -> bool {
+        self.threads_x > 0
+            && self.threads_y > 0
+            && self.block_m % self.threads_y == 0
+            && self.block_n % self.threads_x == 0
+            && self.block_m >= self.threads_y
+            && self.block_n >= self.threads_x
+    }
+}
+
+/// Which kernel a plan runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// The portable tiled forward kernel (plain WGSL, f32 accumulation).
+    ForwardPortable,
+}
+
+/// Choices a caller may force instead of letting the plan decide (tests, benchmarks, tuning).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Use these tiles instead of the table's choice (still checked against the device).
+    pub tiles: Option<Tiles>,
+    /// Read f16 through packed `u32` words even where `SHADER_F16` exists.
+    pub force_packed_f16: bool,
+}
+
+/// A validated, device-specific way to run one problem. Pure data; inspect it freely.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The problem this plan was made for.
+    pub problem: Attention,
+    /// The kernel variant.
+    pub kernel: Kernel,
+    /// How tensors are stored and read.
+    pub storage: Storage,
+    /// Tile sizes.
+    pub tiles: Tiles,
+    /// Workgroups dispatched in x (query blocks), y (query heads), z (batch).
+    pub grid: [u32; 3],
+    /// Workgroup memory per workgroup, bytes.
+    pub workgroup_bytes: u32,
+    /// Device memory the kernel itself allocates beyond the caller's tensors (the params uniform).
+    pub scratch_bytes: u64,
+}
+
+impl Plan {
+    /// Bytes of the caller's tensors: Q, K, V, O and (when asked) LSE.
+    pub fn tensor_bytes(&self) -> u64 {
+        let p = &self.problem;
+        let e = p.dtype.size();
+        (p.len_of(Tensor::Q) + p.len_of(Tensor::K) + p.len_of(Tensor::V) + p.len_of(Tensor::O)) * e
+            + if p.with_lse { p.lse_len() * 4 } else { 0 }
+    }
+
+    /// Number of key tiles the kernel visits, over all workgroups (masked-out tiles are skipped).
+    pub fn key_tiles_visited(&self) -> u64 {
+        let p = &self.problem;
+        let t = self.tiles;
+        let off = p.seq_kv as i64 - p.seq_q as i64;
+        let per_head: u64 = (0..self.grid[0] as i64)
+            .map(|bx| {
+                let last_row = ((bx + 1) * t.block_m as i64).min(p.seq_q as i64) - 1;
+                let end = if p.causal {
+                    (last_row + off + 1).clamp(0, p.seq_kv as i64)
+                } else {
+                    p.seq_kv as i64
+                };
+                (end as u64).div_ceil(t.block_n as u64)
+            })
+            .sum();
+        per_head * p.batch as u64 * p.heads_q as u64
+    }
+}
+
+/// Plans `problem` for a device, letting the tile table choose.
+pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
+    plan_with(problem, caps, PlanOptions::default())
+}
+
+/// Plans `problem` for a device with some choices forced.
+pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Plan> {
+    problem.validate()?;
+    let storage = match problem.dtype {
+        DType::F32 => Storage::F32,
+        DType::F16 if caps.shader_f16 && !options.force_packed_f16 => Storage::F16,
+        DType::F16 => Storage::F16Packed,
+    };
+    let d = problem.head_dim;
+    let tiles = match options.tiles {
+        Some(t) => {
+            check_tiles(&t, d, caps)?;
+            t
+        }
+        None => choose_tiles(d, caps)?,
+    };
+    // Every tensor is bound from an aligned offset, so allow one alignment's slack on top of its span.
+    let slack = caps.min_storage_buffer_offset_alignment as u64;
+    for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
+        let bytes = problem.span_of(tensor) * problem.dtype.size() + slack;
+        if bytes > caps.max_storage_buffer_binding_size {
+            return Err(FlashError::DeviceLimit {
+                what: "max_storage_buffer_binding_size (bytes of one tensor)",
+                needed: bytes,
+                limit: caps.max_storage_buffer_binding_size,
+            });
+        }
+    }
+    if problem.with_lse && problem.lse_len() * 4 + slack > caps.max_storage_buffer_binding_size {
+        return Err(FlashError::DeviceLimit {
+            what: "max_storage_buffer_binding_size (bytes of lse)",
+            needed: problem.lse_len() * 4 + slack,
+            limit: caps.max_storage_buffer_binding_size,
+        });
+    }
+    let grid = [
+        problem.seq_q.div_ceil(tiles.block_m),
+        problem.heads_q,
+        problem.batch,
+    ];
+    for (what, n) in [
+        ("workgroups in x (seq_q / block_m)", grid[0]),
+        ("workgroups in y (heads_q)", grid[1]),
+        ("workgroups in z (batch)", grid[2]),
+    ] {
+        if n > caps.max_workgroups_per_dimension {
+            return Err(FlashError::DeviceLimit {
+                what,
+                needed: n as u64,
+                limit: caps.max_workgroups_per_dimension as u64,
+            });
+        }
+    }
+    Ok(Plan {
+        problem: problem.clone(),
+        kernel: Kernel::ForwardPortable,
+        storage,
+        tiles,
+        grid,
+        workgroup_bytes: tiles.workgroup_bytes(d),
+        scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
+    })
+}
+
+fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+    if !t.well_formed() {
+        return Err(FlashError::BadOption {
+            what: "tiles",
+            got: format!("{t:?}"),
+            why: "block_m must be a positive multiple of threads_y and block_n of threads_x",
+        });
+    }
+    let limit = caps
+        .max_invocations_per_workgroup
+        .min(caps.max_workgroup_size_x);
+    if t.threads() > limit {
+        return Err(FlashError::DeviceLimit {
+            what: "invocations per workgroup",
+            needed: t.threads() as u64,
+            limit: limit as u64,
+        });
+    }
+    let bytes = t.workgroup_bytes(head_dim);
+    if bytes > caps.max_workgroup_storage_bytes {
+        return Err(FlashError::DeviceLimit {
+            what: "max_compute_workgroup_storage_size (bytes)",
+            needed: bytes as u64,
+            limit: caps.max_workgroup_storage_bytes as u64,
+        });
+    }
+    Ok(())
+}
+
+/// First table entry that fits, preferring entries whose threads_x does not exceed head_dim / 4
+/// (wider rows would leave threads idle in the output update).
+fn choose_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
+    let fits = |t: &Tiles| check_tiles(t, head_dim, caps).is_ok();
+    tuning::forward_candidates()
+        .find(|t| fits(t) && t.threads_x <= (head_dim / 4).max(4))
+        .or_else(|| tuning::forward_candidates().find(fits))
+        .ok_or_else(|| {
+            let smallest = tuning::forward_candidates()
+                .last()
+                .expect("table is not empty");
+            FlashError::DeviceLimit {
+                what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
+                needed: smallest.workgroup_bytes(head_dim) as u64,
+                limit: caps.max_workgroup_storage_bytes as u64,
+            }
+        })
+}

@@ -1,0 +1,343 @@
+//! The attention problem: shapes, layout, storage type and score options, and their validation.
+//!
+//! A problem says *what* to compute; [`crate::plan`] decides *how* on a given device.
+
+use crate::error::{FlashError, Result};
+
+/// Largest head dimension the kernels accept.
+pub const MAX_HEAD_DIM: u32 = 256;
+
+/// Storage type of Q, K, V and O in device memory. Accumulation is always f32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// IEEE binary32.
+    F32,
+    /// IEEE binary16. Read natively where the device has `SHADER_F16`, otherwise as packed `u32` pairs.
+    F16,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> u64 {
+        match self {
+            DType::F32 => 4,
+            DType::F16 => 2,
+        }
+    }
+
+    /// Lower-case name, as used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+        }
+    }
+}
+
+/// Element strides of one 4-D tensor laid out as (batch, seq, head, head_dim).
+///
+/// The head_dim stride is always 1 (the last dimension is contiguous, as in FlashAttention).
+/// Strides and the offset count elements, not bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Strides {
+    /// Elements between consecutive batch entries.
+    pub batch: u64,
+    /// Elements between consecutive tokens.
+    pub seq: u64,
+    /// Elements between consecutive heads.
+    pub head: u64,
+}
+
+impl Strides {
+    /// Strides of a contiguous (batch, seq, heads, head_dim) tensor.
+    pub fn contiguous(seq: u32, heads: u32, head_dim: u32) -> Self {
+        let head = head_dim as u64;
+        let seq_stride = heads as u64 * head;
+        Strides {
+            batch: seq as u64 * seq_stride,
+            seq: seq_stride,
+            head,
+        }
+    }
+
+    /// Number of elements from the first to one past the last element of a tensor of this shape.
+    pub fn span(&self, batch: u32, seq: u32, heads: u32, head_dim: u32) -> u64 {
+        (batch as u64 - 1) * self.batch
+            + (seq as u64 - 1) * self.seq
+            + (heads as u64 - 1) * self.head
+            + head_dim as u64
+    }
+}
+
+/// Which tensor of the problem a layout belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tensor {
+    /// Queries, (batch, seq_q, heads_q, head_dim).
+    Q,
+    /// Keys, (batch, seq_kv, heads_kv, head_dim).
+    K,
+    /// Values, (batch, seq_kv, heads_kv, head_dim).
+    V,
+    /// Output, (batch, seq_q, heads_q, head_dim).
+    O,
+}
+
+impl Tensor {
+    /// Lower-case name used in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tensor::Q => "q",
+            Tensor::K => "k",
+            Tensor::V => "v",
+            Tensor::O => "out",
+        }
+    }
+}
+
+/// An exact attention problem: `O = softmax(scale * Q K^T + mask) V`, per batch and query head.
+///
+/// Built with [`Attention::new`] and chained options; later options (windows, ALiBi, varlen, paged KV)
+/// join this builder without breaking existing callers.
+///
+/// ```
+/// use wgpu_flash_attn::{Attention, DType};
+/// let problem = Attention::new(2, 8, 2, 1024, 1024, 64).dtype(DType::F16).causal(true).with_lse(true);
+/// assert!(problem.validate().is_ok());
+/// assert_eq!(problem.flops(), 4 * 2 * 8 * 1024 * 1024 * 64 / 2);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attention {
+    /// Batch size.
+    pub batch: u32,
+    /// Query heads.
+    pub heads_q: u32,
+    /// Key/value heads (heads_q must be a multiple: GQA, or MQA with 1).
+    pub heads_kv: u32,
+    /// Query tokens per sequence.
+    pub seq_q: u32,
+    /// Key/value tokens per sequence.
+    pub seq_kv: u32,
+    /// Dimension of each head.
+    pub head_dim: u32,
+    /// Storage type of Q, K, V and O.
+    pub dtype: DType,
+    /// Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q.
+    pub causal: bool,
+    /// Scale applied to Q K^T; `None` means 1/sqrt(head_dim).
+    pub softmax_scale: Option<f32>,
+    /// Also write the natural-log log-sum-exp of each row, laid out (batch, heads_q, seq_q) in f32.
+    pub with_lse: bool,
+    /// Strides of q, k, v and out, in that order.
+    pub strides: [Strides; 4],
+}
+
+impl Attention {
+    /// A problem with contiguous (batch, seq, heads, head_dim) tensors, f32 storage, no mask,
+    /// scale 1/sqrt(head_dim) and no LSE output.
+    pub fn new(
+        batch: u32,
+        heads_q: u32,
+        heads_kv: u32,
+        seq_q: u32,
+        seq_kv: u32,
+        head_dim: u32,
+    ) -> Self {
+        Attention {
+            batch,
+            heads_q,
+            heads_kv,
+            seq_q,
+            seq_kv,
+            head_dim,
+            dtype: DType::F32,
+            causal: false,
+            softmax_scale: None,
+            with_lse: false,
+            strides: [
+                Strides::contiguous(seq_q, heads_q, head_dim),
+                Strides::contiguous(seq_kv, heads_kv, head_dim),
+                Strides::contiguous(seq_kv, heads_kv, head_dim),
+                Strides::contiguous(seq_q, heads_q, head_dim),
+            ],
+        }
+    }
+
+    /// Sets the storage type.
+    pub fn dtype(mut self, dtype: DType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+
+    /// Turns the causal (bottom-right aligned) mask on or off.
+    pub fn causal(mut self, causal: bool) -> Self {
+        self.causal = causal;
+        self
+    }
+
+    /// Sets the scale applied to Q K^T (default 1/sqrt(head_dim)).
+    pub fn softmax_scale(mut self, scale: f32) -> Self {
+        self.softmax_scale = Some(scale);
+        self
+    }
+
+    /// Asks for the row log-sum-exp as a second output.
+    pub fn with_lse(mut self, with_lse: bool) -> Self {
+        self.with_lse = with_lse;
+        self
+    }
+
+    /// Sets explicit element strides for one tensor (head_dim stays contiguous).
+    pub fn strides(mut self, tensor: Tensor, strides: Strides) -> Self {
+        self.strides[tensor as usize] = strides;
+        self
+    }
+
+    /// The strides of one tensor.
+    pub fn strides_of(&self, tensor: Tensor) -> Strides {
+        self.strides[tensor as usize]
+    }
+
+    /// The scale actually applied.
+    pub fn scale(&self) -> f32 {
+        self.softmax_scale
+            .unwrap_or(1.0 / (self.head_dim as f32).sqrt())
+    }
+
+    /// (batch, seq, heads) of a tensor.
+    pub fn dims_of(&self, tensor: Tensor) -> (u32, u32, u32) {
+        match tensor {
+            Tensor::Q | Tensor::O => (self.batch, self.seq_q, self.heads_q),
+            Tensor::K | Tensor::V => (self.batch, self.seq_kv, self.heads_kv),
+        }
+    }
+
+    /// Number of elements one tensor's layout spans (from offset 0).
+    pub fn span_of(&self, tensor: Tensor) -> u64 {
+        let (b, s, h) = self.dims_of(tensor);
+        self.strides_of(tensor).span(b, s, h, self.head_dim)
+    }
+
+    /// Number of logical elements of a tensor (its product of dimensions).
+    pub fn len_of(&self, tensor: Tensor) -> u64 {
+        let (b, s, h) = self.dims_of(tensor);
+        b as u64 * s as u64 * h as u64 * self.head_dim as u64
+    }
+
+    /// Number of LSE values: batch * heads_q * seq_q.
+    pub fn lse_len(&self) -> u64 {
+        self.batch as u64 * self.heads_q as u64 * self.seq_q as u64
+    }
+
+    /// Number of (query, key) pairs that the mask lets through, summed over batch and heads.
+    pub fn visible_pairs(&self) -> u64 {
+        let per_head = if self.causal {
+            let off = self.seq_kv as i64 - self.seq_q as i64;
+            (0..self.seq_q as i64)
+                .map(|i| (i + off + 1).clamp(0, self.seq_kv as i64) as u64)
+                .sum()
+        } else {
+            self.seq_q as u64 * self.seq_kv as u64
+        };
+        per_head * self.batch as u64 * self.heads_q as u64
+    }
+
+    /// Floating-point operations by the convention of the FlashAttention papers:
+    /// 4 * B * H * Nq * Nk * d, halved when causal.
+    pub fn flops(&self) -> u64 {
+        let full = 4
+            * self.batch as u64
+            * self.heads_q as u64
+            * self.seq_q as u64
+            * self.seq_kv as u64
+            * self.head_dim as u64;
+        if self.causal {
+            full / 2
+        } else {
+            full
+        }
+    }
+
+    /// Checks everything that does not depend on a device.
+    pub fn validate(&self) -> Result<()> {
+        for (what, v) in [
+            ("batch", self.batch),
+            ("heads_q", self.heads_q),
+            ("heads_kv", self.heads_kv),
+            ("seq_q", self.seq_q),
+            ("seq_kv", self.seq_kv),
+            ("head_dim", self.head_dim),
+        ] {
+            if v == 0 {
+                return Err(FlashError::ZeroSize { what });
+            }
+        }
+        if self.head_dim % 4 != 0 || self.head_dim > MAX_HEAD_DIM {
+            return Err(FlashError::UnsupportedHeadDim {
+                got: self.head_dim,
+                max: MAX_HEAD_DIM,
+            });
+        }
+        if self.heads_q % self.heads_kv != 0 {
+            return Err(FlashError::HeadsNotDivisible {
+                heads_q: self.heads_q,
+                heads_kv: self.heads_kv,
+            });
+        }
+        let scale = self.scale();
+        if !scale.is_finite() {
+            return Err(FlashError::BadOption {
+                what: "softmax_scale",
+                got: scale.to_string(),
+                why: "it must be finite",
+            });
+        }
+        for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
+            let s = self.strides_of(tensor);
+            for (what, v) in [
+                ("batch stride", s.batch),
+                ("seq stride", s.seq),
+                ("head stride", s.head),
+            ] {
+                if v % 4 != 0 {
+                    return Err(FlashError::BadLayout {
+                        tensor: tensor.name(),
+                        what,
+                        got: v,
+                        why: "strides must be multiples of 4 elements (the kernels move 4 elements at a time)",
+                    });
+                }
+            }
+        }
+        check_no_overlap(self, Tensor::O)
+    }
+}
+
+/// An output layout must give every element its own address. Sufficient test: sorted by stride,
+/// each dimension steps over the whole extent of the ones inside it.
+fn check_no_overlap(p: &Attention, tensor: Tensor) -> Result<()> {
+    let (b, s, h) = p.dims_of(tensor);
+    let st = p.strides_of(tensor);
+    let mut dims = [
+        (1u64, p.head_dim as u64, "head_dim"),
+        (st.head, h as u64, "head stride"),
+        (st.seq, s as u64, "seq stride"),
+        (st.batch, b as u64, "batch stride"),
+    ];
+    dims.sort_by_key(|d| d.0);
+    let mut reach = 0u64; // elements covered by the inner dimensions
+    for (stride, extent, what) in dims {
+        if extent == 1 {
+            continue;
+        }
+        if stride < reach {
+            return Err(FlashError::BadLayout {
+                tensor: tensor.name(),
+                what,
+                got: stride,
+                why: "the output layout would write two elements to one address",
+            });
+        }
+        reach = stride * (extent - 1) + reach.max(1);
+    }
+    Ok(())
+}

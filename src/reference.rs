@@ -1,0 +1,109 @@
+//! The oracle: naive attention in f64 on the CPU, with the same options as the GPU kernels.
+//!
+//! It materializes every score row, takes its maximum, exponentiates and normalizes: the textbook
+//! softmax, deliberately not the online algorithm the kernels use.
+
+use crate::problem::{Attention, Tensor};
+
+/// O and the natural-log LSE of a problem, in f64.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// O, laid out contiguously as (batch, seq_q, heads_q, head_dim).
+    pub out: Vec<f64>,
+    /// LSE, laid out (batch, heads_q, seq_q); -inf for a row that sees no key.
+    pub lse: Vec<f64>,
+}
+
+/// Whether query `i` may see key `j` under the problem's mask.
+pub fn visible(p: &Attention, i: u32, j: u32) -> bool {
+    !p.causal || (j as i64) <= i as i64 + p.seq_kv as i64 - p.seq_q as i64
+}
+
+/// Naive attention over host tensors laid out by the problem's strides (element 0 at index 0).
+/// `round` is applied to every input element first (to model a storage type) and every product
+/// of the computation stays in f64.
+pub fn attention(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Reference {
+    attention_with(p, q, k, v, |x| x as f64)
+}
+
+/// [`attention`] with a rounding applied to each element as it is read (e.g. to f16).
+pub fn attention_with(
+    p: &Attention,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    read: impl Fn(f32) -> f64,
+) -> Reference {
+    let d = p.head_dim as usize;
+    let group = p.heads_q / p.heads_kv;
+    let scale = p.scale() as f64;
+    let at = |t: Tensor, b: u32, s: u32, h: u32| {
+        let st = p.strides_of(t);
+        (b as u64 * st.batch + s as u64 * st.seq + h as u64 * st.head) as usize
+    };
+    let mut out = vec![0.0; (p.len_of(Tensor::O)) as usize];
+    let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
+    let mut scores = vec![0.0f64; p.seq_kv as usize];
+    for b in 0..p.batch {
+        for h in 0..p.heads_q {
+            let hk = h / group;
+            for i in 0..p.seq_q {
+                let qi = at(Tensor::Q, b, i, h);
+                let mut max = f64::NEG_INFINITY;
+                for j in 0..p.seq_kv {
+                    let kj = at(Tensor::K, b, j, hk);
+                    let s = if visible(p, i, j) {
+                        scale
+                            * (0..d)
+                                .map(|c| read(q[qi + c]) * read(k[kj + c]))
+                                .sum::<f64>()
+                    } else {
+                        f64::NEG_INFINITY
+                    };
+                    scores[j as usize] = s;
+                    max = max.max(s);
+                }
+                let o = ((b as usize * p.seq_q as usize + i as usize) * p.heads_q as usize
+                    + h as usize)
+                    * d;
+                if max == f64::NEG_INFINITY {
+                    continue; // no visible key: O stays 0, LSE -inf
+                }
+                let mut sum = 0.0;
+                for s in scores.iter_mut() {
+                    *s = (*s - max).exp();
+                    sum += *s;
+                }
+                for j in 0..p.seq_kv {
+                    let w = scores[j as usize] / sum;
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let vj = at(Tensor::V, b, j, hk);
+                    for c in 0..d {
+                        out[o + c] += w * read(v[vj + c]);
+                    }
+                }
+                lse[((b * p.heads_q + h) * p.seq_q + i) as usize] = max + sum.ln();
+            }
+        }
+    }
+    Reference { out, lse }
+}
+
+/// Gathers a tensor laid out by the problem's strides into contiguous (batch, seq, heads, head_dim).
+pub fn gather(p: &Attention, tensor: Tensor, data: &[f32]) -> Vec<f32> {
+    let (nb, ns, nh) = p.dims_of(tensor);
+    let st = p.strides_of(tensor);
+    let d = p.head_dim as u64;
+    let mut out = Vec::with_capacity(p.len_of(tensor) as usize);
+    for b in 0..nb as u64 {
+        for s in 0..ns as u64 {
+            for h in 0..nh as u64 {
+                let base = b * st.batch + s * st.seq + h * st.head;
+                out.extend((0..d).map(|c| data[(base + c) as usize]));
+            }
+        }
+    }
+    out
+}
