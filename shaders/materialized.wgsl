@@ -4,7 +4,8 @@
 // holds S (and then P) as f32, laid out [pair in chunk][query i][key j], row stride seq_kv:
 //   scores:  S = scale * Q K^T, 64 x 64 tile per workgroup, 16-element head-dim steps through
 //            workgroup memory, 4 x 4 scores per thread. Masked entries get MASKED (finite).
-//   softmax: one workgroup per row, max / sum / normalize with workgroup reductions, in place.
+//   softmax: one workgroup per row, in place: running max and sum per thread, a workgroup
+//            reduction of the (max, sum) pairs, then the normalized exponentials.
 //   pv:      O = P V, 64 rows x 64 head-dim columns per workgroup, 16 keys per step, 4 rows x 1 vec4
 //            per thread; O is written in the storage type through pack4.
 //
@@ -63,7 +64,8 @@ struct Params {
 // Shared by scores (Q and K tiles) and pv (P tile as vec4s of 4 keys, and the V tile).
 var<workgroup> tile_a: array<vec4<f32>, TILE * ROW4>;
 var<workgroup> tile_b: array<vec4<f32>, TILE * ROW4>;
-var<workgroup> red: array<f32, WG>;
+var<workgroup> red: array<f32, WG>;    // softmax: partial row maxima
+var<workgroup> red_l: array<f32, WG>;  // softmax: partial sums of exponentials
 
 // Batch and query head of pair `g` of the chunk.
 fn pair_of(g: u32) -> vec2<u32> {
@@ -145,19 +147,6 @@ fn scores(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     }
 }
 
-// Reduces red[0..WG] into red[0] with `op` (0: max, 1: sum). Called by the whole workgroup.
-fn reduce(lid: u32, op: u32) {
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        workgroupBarrier();
-        if (lid < s) {
-            let a = red[lid];
-            let b = red[lid + s];
-            red[lid] = select(a + b, max(a, b), op == 0u);
-        }
-    }
-    workgroupBarrier();
-}
-
 @compute @workgroup_size(WG)
 fn softmax(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -172,24 +161,37 @@ fn softmax(
     let end = row_end(r % params.seq_q);
     let base = r * params.seq_kv;
 
+    // Pass 1: each thread's running max and sum of exponentials over its strided part of the row
+    // (two reads of the row in all instead of three), then a tree reduction of the (max, sum) pairs.
     var m = MASKED;
-    for (var j = lid; j < end; j += WG) {
-        m = max(m, s_buf[base + j]);
-    }
-    red[lid] = m;
-    reduce(lid, 0u);
-    m = red[0];
-    workgroupBarrier();
-
     var l = 0.0;
     for (var j = lid; j < end; j += WG) {
-        l += exp(s_buf[base + j] - m);
+        let x = s_buf[base + j];
+        if (x > m) {
+            l = l * exp(m - x) + 1.0;
+            m = x;
+        } else {
+            l += exp(x - m);
+        }
     }
-    red[lid] = l;
-    reduce(lid, 1u);
-    l = red[0];
+    red[lid] = m;
+    red_l[lid] = l;
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        workgroupBarrier();
+        if (lid < s) {
+            let m2 = red[lid + s];
+            let mn = max(m, m2);
+            l = l * exp(m - mn) + red_l[lid + s] * exp(m2 - mn);
+            m = mn;
+            red[lid] = m;
+            red_l[lid] = l;
+        }
+    }
+    workgroupBarrier();
+    m = red[0];
+    l = red_l[0];
 
-    // A row that sees no key has end == 0 and writes nothing; pv gives it O = 0.
+    // Pass 2. A row that sees no key has end == 0 and writes nothing; pv gives it O = 0.
     let inv = select(0.0, 1.0 / l, l > 0.0);
     for (var j = lid; j < end; j += WG) {
         s_buf[base + j] = exp(s_buf[base + j] - m) * inv;

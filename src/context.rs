@@ -623,7 +623,7 @@ impl FlashPlan {
     }
 }
 
-fn check_usage(tensor: &'static str, buffer: &wgpu::Buffer) -> Result<()> {
+pub(crate) fn check_usage(tensor: &'static str, buffer: &wgpu::Buffer) -> Result<()> {
     if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
         return Err(FlashError::BadLayout {
             tensor,

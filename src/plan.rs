@@ -196,11 +196,7 @@ pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
 /// Plans `problem` for a device with some choices forced.
 pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Plan> {
     problem.validate()?;
-    let storage = match problem.dtype {
-        DType::F32 => Storage::F32,
-        DType::F16 if caps.shader_f16 && !options.force_packed_f16 => Storage::F16,
-        DType::F16 => Storage::F16Packed,
-    };
+    let storage = storage_for(problem.dtype, caps, options.force_packed_f16);
     let d = problem.head_dim;
     let tiles = match options.tiles {
         Some(t) => {
@@ -255,6 +251,16 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         workgroup_bytes: tiles.workgroup_bytes(d),
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
     })
+}
+
+/// How a dtype is stored and read on a device: f16 natively where `SHADER_F16` is enabled (unless
+/// the packed path is forced), otherwise as packed `u32` pairs.
+pub fn storage_for(dtype: DType, caps: &DeviceCaps, force_packed_f16: bool) -> Storage {
+    match dtype {
+        DType::F32 => Storage::F32,
+        DType::F16 if caps.shader_f16 && !force_packed_f16 => Storage::F16,
+        DType::F16 => Storage::F16Packed,
+    }
 }
 
 fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {

@@ -107,3 +107,66 @@ pub fn gather(p: &Attention, tensor: Tensor, data: &[f32]) -> Vec<f32> {
     }
     out
 }
+
+/// One output row of the oracle: O for query `(batch, head, i)` (head_dim values, f64) and its
+/// natural-log LSE (-inf, with O all zero, for a row that sees no key).
+pub type Row = (Vec<f64>, f64);
+
+/// Naive attention in f64 for selected query rows only, each given as `(batch, head_q, query)`;
+/// host tensors are laid out by the problem's strides (element 0 at index 0), as for [`attention`].
+///
+/// Written on its own (not through [`attention`]), as the textbook softmax: all scores of the row,
+/// their maximum, the exponentials, their sum, then the weighted sum of V. Meant for checking large
+/// problems, where the full oracle would take too long, on a sample of rows.
+///
+/// # Panics
+/// When a row index is out of range, or a slice is shorter than the problem's layout.
+pub fn rows(p: &Attention, q: &[f32], k: &[f32], v: &[f32], rows: &[(u32, u32, u32)]) -> Vec<Row> {
+    let d = p.head_dim as usize;
+    let group = p.heads_q / p.heads_kv;
+    let scale = p.scale() as f64;
+    let (sq, sk, sv) = (
+        p.strides_of(Tensor::Q),
+        p.strides_of(Tensor::K),
+        p.strides_of(Tensor::V),
+    );
+    rows.iter()
+        .map(|&(b, h, i)| {
+            assert!(
+                b < p.batch && h < p.heads_q && i < p.seq_q,
+                "row ({b}, {h}, {i}) is out of range"
+            );
+            let hk = h / group;
+            let qi = (b as u64 * sq.batch + i as u64 * sq.seq + h as u64 * sq.head) as usize;
+            let q_row: Vec<f64> = q[qi..qi + d].iter().map(|&x| x as f64).collect();
+            // Visible keys and their scores.
+            let scores: Vec<(u32, f64)> = (0..p.seq_kv)
+                .filter(|&j| visible(p, i, j))
+                .map(|j| {
+                    let kj =
+                        (b as u64 * sk.batch + j as u64 * sk.seq + hk as u64 * sk.head) as usize;
+                    let dot: f64 = q_row
+                        .iter()
+                        .zip(&k[kj..kj + d])
+                        .map(|(a, &b)| a * b as f64)
+                        .sum();
+                    (j, scale * dot)
+                })
+                .collect();
+            let mut out = vec![0.0f64; d];
+            if scores.is_empty() {
+                return (out, f64::NEG_INFINITY);
+            }
+            let max = scores.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = scores.iter().map(|s| (s.1 - max).exp()).collect();
+            let sum: f64 = weights.iter().sum();
+            for ((j, _), w) in scores.iter().zip(&weights) {
+                let vj = (b as u64 * sv.batch + *j as u64 * sv.seq + hk as u64 * sv.head) as usize;
+                for (o, &x) in out.iter_mut().zip(&v[vj..vj + d]) {
+                    *o += w / sum * x as f64;
+                }
+            }
+            (out, max + sum.ln())
+        })
+        .collect()
+}

@@ -28,7 +28,7 @@ use crate::context::{AttentionBuffers, FlashContext};
 use crate::error::{FlashError, Result};
 use crate::kernels::forward;
 use crate::plan::{DeviceCaps, Storage};
-use crate::problem::{Attention, DType, Tensor};
+use crate::problem::{Attention, Tensor};
 
 /// The shader file, with default constants.
 pub const SOURCE: &str = include_str!("../../shaders/materialized.wgsl");
@@ -47,8 +47,8 @@ const WORKGROUP_SIZE: u32 = 256;
 const TILE: u32 = 64;
 /// Output vec4 columns per `pv` workgroup (`PV_COL4` in the shader).
 const PV_COL4: u32 = 16;
-/// Workgroup memory of the shader: two tiles of 64 x 5 vec4s and 256 floats.
-const WORKGROUP_BYTES: u32 = 2 * TILE * 5 * 16 + WORKGROUP_SIZE * 4;
+/// Workgroup memory of the shader: two tiles of 64 x 5 vec4s and two arrays of 256 floats.
+const WORKGROUP_BYTES: u32 = 2 * TILE * 5 * 16 + 2 * WORKGROUP_SIZE * 4;
 
 /// Mirrors `Params` in the shader.
 #[repr(C)]
@@ -167,12 +167,15 @@ impl Materialized {
     ) -> Result<Self> {
         problem.validate()?;
         let caps = ctx.caps();
-        let storage = match problem.dtype {
-            DType::F32 => Storage::F32,
-            DType::F16 if caps.shader_f16 && !options.force_packed_f16 => Storage::F16,
-            DType::F16 => Storage::F16Packed,
-        };
+        let storage = crate::plan::storage_for(problem.dtype, caps, options.force_packed_f16);
         check_device(problem, caps)?;
+        if problem.batch as u64 * problem.heads_q as u64 > u32::MAX as u64 {
+            return Err(FlashError::DeviceLimit {
+                what: "batch * heads_q (pair indices are 32-bit in the shader)",
+                needed: problem.batch as u64 * problem.heads_q as u64,
+                limit: u32::MAX as u64,
+            });
+        }
         let pairs_per_chunk = pairs_per_chunk(problem, caps, options.max_score_bytes)?;
 
         let device = ctx.device().clone();
@@ -266,7 +269,8 @@ impl Materialized {
 
     /// Number of chunks (each three dispatches) one encode records.
     pub fn chunks(&self) -> u32 {
-        (self.problem.batch * self.problem.heads_q).div_ceil(self.pairs_per_chunk)
+        (self.problem.batch as u64 * self.problem.heads_q as u64)
+            .div_ceil(self.pairs_per_chunk as u64) as u32
     }
 
     /// Records the baseline into the caller's encoder: one compute pass, three dispatches per chunk.
@@ -292,7 +296,7 @@ impl Materialized {
         ];
         let mut ranges = Vec::with_capacity(4);
         for (tensor, tb) in tensors {
-            check_usage(tensor.name(), tb.buffer)?;
+            crate::context::check_usage(tensor.name(), tb.buffer)?;
             ranges.push(forward::bind_range(
                 tensor.name(),
                 tb.offset,
@@ -354,11 +358,13 @@ impl Materialized {
         }
 
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let binding = |b: &wgpu::Buffer, r: &forward::BindRange| wgpu::BufferBinding {
-            buffer: b,
-            offset: r.offset,
-            size: std::num::NonZeroU64::new(r.size),
-        };
+        fn binding<'b>(b: &'b wgpu::Buffer, r: &forward::BindRange) -> wgpu::BindingResource<'b> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: b,
+                offset: r.offset,
+                size: std::num::NonZeroU64::new(r.size),
+            })
+        }
         let bind_groups: Vec<(wgpu::BindGroup, u32)> = (0..total_pairs)
             .step_by(self.pairs_per_chunk as usize)
             .map(|first_pair| {
@@ -394,31 +400,19 @@ impl Materialized {
                         },
                         wgpu::BindGroupEntry {
                             binding: 1,
-                            resource: wgpu::BindingResource::Buffer(binding(
-                                buffers.q.buffer,
-                                &ranges[0],
-                            )),
+                            resource: binding(buffers.q.buffer, &ranges[0]),
                         },
                         wgpu::BindGroupEntry {
                             binding: 2,
-                            resource: wgpu::BindingResource::Buffer(binding(
-                                buffers.k.buffer,
-                                &ranges[1],
-                            )),
+                            resource: binding(buffers.k.buffer, &ranges[1]),
                         },
                         wgpu::BindGroupEntry {
                             binding: 3,
-                            resource: wgpu::BindingResource::Buffer(binding(
-                                buffers.v.buffer,
-                                &ranges[2],
-                            )),
+                            resource: binding(buffers.v.buffer, &ranges[2]),
                         },
                         wgpu::BindGroupEntry {
                             binding: 4,
-                            resource: wgpu::BindingResource::Buffer(binding(
-                                buffers.out.buffer,
-                                &ranges[3],
-                            )),
+                            resource: binding(buffers.out.buffer, &ranges[3]),
                         },
                         wgpu::BindGroupEntry {
                             binding: 5,
@@ -488,18 +482,6 @@ fn check_device(problem: &Attention, caps: &DeviceCaps) -> Result<()> {
                 limit: caps.max_storage_buffer_binding_size,
             });
         }
-    }
-    Ok(())
-}
-
-fn check_usage(tensor: &'static str, buffer: &wgpu::Buffer) -> Result<()> {
-    if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
-        return Err(FlashError::BadLayout {
-            tensor,
-            what: "buffer usage bits",
-            got: buffer.usage().bits() as u64,
-            why: "the buffer needs BufferUsages::STORAGE",
-        });
     }
     Ok(())
 }

@@ -1,0 +1,815 @@
+//! The main benchmark: FlashAttention forward against the materialized ("standard attention")
+//! baseline, on the default adapter (honours `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`).
+//!
+//! ```sh
+//! cargo bench --bench attention                         # small defaults, fine on a software driver
+//! cargo bench --bench attention -- --tokens 16384 --seqs 512,1024,2048,4096,8192,16384 \
+//!     --dims 64,128 --dtypes f16,f32 --runs 20 --json results.json
+//! ```
+//!
+//! Shapes follow the FlashAttention papers: a fixed number of total tokens (batch = tokens / N) and
+//! a fixed hidden size (heads = hidden / head_dim). Time is measured on the GPU with timestamp
+//! queries at the beginning and end of the pass where the device has `TIMESTAMP_QUERY`, otherwise as
+//! the wall time of submit + wait; warm-up runs first, then the median of `--runs`. Inputs are
+//! seeded random values (never zeros), rotated over three input sets when one set is small enough
+//! (< 60 MB) that a cache could hold it. Every configuration is checked against the f64 oracle on a
+//! sample of query rows; an error above tolerance makes the run exit nonzero.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use wgpu::util::DeviceExt;
+use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
+use wgpu_flash_attn::kernels::materialized::{Materialized, MaterializedOptions};
+use wgpu_flash_attn::{
+    reference, Attention, AttentionBuffers, DType, FlashContext, FlashError, PlanOptions, Tensor,
+    Tiles,
+};
+
+/// Input sets are rotated when one set (Q, K, V) is smaller than this, so that a large L2 (50 MB on
+/// an H100/H200) does not serve them from cache between runs.
+const ROTATE_BELOW_BYTES: u64 = 60_000_000;
+const INPUT_SETS_WHEN_SMALL: usize = 3;
+
+#[derive(Parser, Debug, Clone, Serialize)]
+#[command(about = "FlashAttention forward vs materialized attention on the default wgpu adapter")]
+struct Args {
+    /// Head dimensions to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "64,128")]
+    dims: Vec<u32>,
+    /// Total tokens per configuration: batch = max(1, tokens / seq).
+    #[arg(long, default_value_t = 512)]
+    tokens: u32,
+    /// Hidden size: query heads = hidden / head_dim (unless --heads).
+    #[arg(long, default_value_t = 2048)]
+    hidden: u32,
+    /// Query heads, overriding hidden / head_dim.
+    #[arg(long)]
+    heads: Option<u32>,
+    /// Key/value heads (GQA); default: as many as query heads.
+    #[arg(long)]
+    heads_kv: Option<u32>,
+    /// Sequence lengths (seq_q = seq_kv) to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "128,256")]
+    seqs: Vec<u32>,
+    /// Storage types to sweep (f32, f16).
+    #[arg(long, value_delimiter = ',', default_value = "f32,f16", value_parser = parse_dtype)]
+    #[serde(skip)]
+    dtypes: Vec<DType>,
+    /// Causal mask: both, on or off.
+    #[arg(long, value_enum, default_value_t = Causal::Both)]
+    causal: Causal,
+    /// Also run the materialized baseline on each shape (on or off).
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    baseline: OnOff,
+    /// Force the flash kernel's tiles, as BMxBNxTXxTY (e.g. 64x64x16x16).
+    #[arg(long, value_parser = parse_tiles)]
+    #[serde(skip)]
+    tiles: Option<Tiles>,
+    /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
+    #[arg(long)]
+    packed_f16: bool,
+    /// Make the flash kernel write the row log-sum-exp too (the baseline never does).
+    #[arg(long)]
+    lse: bool,
+    /// Timed runs per kernel and configuration (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Untimed warm-up runs before them.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Query rows checked against the f64 oracle per configuration (plus the first and last row).
+    #[arg(long, default_value_t = 16)]
+    check_rows: usize,
+    /// Seed of the random inputs and of the checked rows.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    #[serde(skip)]
+    bench: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Causal {
+    Both,
+    On,
+    Off,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum OnOff {
+    On,
+    Off,
+}
+
+fn parse_dtype(s: &str) -> Result<DType, String> {
+    match s {
+        "f32" => Ok(DType::F32),
+        "f16" => Ok(DType::F16),
+        _ => Err(format!("unknown dtype {s:?} (expected f32 or f16)")),
+    }
+}
+
+fn parse_tiles(s: &str) -> Result<Tiles, String> {
+    let v: Vec<u32> = s
+        .split('x')
+        .map(|x| x.trim().parse::<u32>().map_err(|e| format!("{s:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [block_m, block_n, threads_x, threads_y] => Ok(Tiles {
+            block_m,
+            block_n,
+            threads_x,
+            threads_y,
+        }),
+        _ => Err(format!("{s:?}: expected BMxBNxTXxTY, e.g. 64x64x16x16")),
+    }
+}
+
+/// Tolerances on max |O - oracle| over the checked rows, as multiples of max |v|.
+///
+/// Every output row is a convex combination of rows of V, so |O| <= max|v| and errors scale with it.
+/// The oracle reads exactly the stored inputs (f16 inputs are rounded before upload and before the
+/// oracle sees them), so only the kernels' arithmetic and their output rounding count:
+/// - f32: f32 dot products over d <= 256 and sums over N keys (up to 128k) give relative errors of
+///   order sqrt(N) * 2^-24 (2e-5 at N = 128k), plus WGSL's exp / exp2 (a few ULP); measured errors
+///   are ~1e-7. 1e-4 leaves room for long sequences and less accurate hardware exp, and still catches
+///   gross indexing, masking or synchronization faults.
+/// - f16: O is rounded to f16 on output, up to half an ULP: 2^-12 * max|v| = 2.4e-4 * max|v|.
+///   Tensor-core variants may also round P (and S) to f16, adding errors of the same order.
+///   4e-3 = 16 half-ULPs at 1.0 covers these with margin.
+fn tolerance(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => 1e-4,
+        DType::F16 => 4e-3,
+    }
+}
+
+/// One result row (one configuration).
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    adapter: String,
+    batch: u32,
+    heads_q: u32,
+    heads_kv: u32,
+    seq: u32,
+    head_dim: u32,
+    dtype: &'static str,
+    storage: String,
+    causal: bool,
+    tiles: String,
+    flops: u64,
+    flash_ms: Option<f64>,
+    flash_tflops: Option<f64>,
+    flash_device_bytes: Option<u64>,
+    flash_max_err: Option<f64>,
+    baseline_ms: Option<f64>,
+    baseline_tflops: Option<f64>,
+    baseline_device_bytes: Option<u64>,
+    baseline_max_err: Option<f64>,
+    /// Bytes of one (batch, head) pair's scores, when the baseline could not allocate them.
+    baseline_needed_bytes: Option<u64>,
+    baseline_note: Option<String>,
+    speedup: Option<f64>,
+    tolerance: f64,
+    max_abs_v: f64,
+    ok: bool,
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    adapter: AdapterInfo,
+    date: String,
+    /// The exact command line of this process.
+    command: String,
+    /// The same arguments as a `cargo bench` command.
+    cargo_command: String,
+    timing: &'static str,
+    args: &'a Args,
+    dtypes: Vec<&'static str>,
+    tiles: Option<String>,
+    rows: &'a [Row],
+}
+
+#[derive(Serialize)]
+struct AdapterInfo {
+    name: String,
+    backend: String,
+    driver: String,
+    shader_f16: bool,
+    timestamp_query: bool,
+    subgroup_sizes: Option<(u32, u32)>,
+    max_storage_buffer_binding_size: u64,
+    max_buffer_size: u64,
+}
+
+fn main() {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(true) => {}
+        Ok(false) => {
+            eprintln!("FAILED: at least one configuration failed or exceeded its error tolerance");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Timestamp queries, or nothing where the device lacks them.
+struct Timer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+    period_ns: f64,
+}
+
+impl Timer {
+    fn new(ctx: &FlashContext) -> Option<Timer> {
+        if !ctx.caps().timestamp_query {
+            return None;
+        }
+        let device = ctx.device();
+        Some(Timer {
+            set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("bench timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps resolve"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            read: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps read"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            period_ns: ctx.queue().get_timestamp_period() as f64,
+        })
+    }
+}
+
+/// The device buffers of one configuration.
+struct Buffers {
+    sets: Vec<[wgpu::Buffer; 3]>,
+    out: wgpu::Buffer,
+    lse: Option<wgpu::Buffer>,
+    out_bytes: u64,
+}
+
+impl Buffers {
+    fn attention(&self, set: usize) -> AttentionBuffers<'_> {
+        let [q, k, v] = &self.sets[set % self.sets.len()];
+        AttentionBuffers {
+            q: q.into(),
+            k: k.into(),
+            v: v.into(),
+            out: (&self.out).into(),
+            lse: self.lse.as_ref().map(Into::into),
+        }
+    }
+}
+
+type Encode<'a> = dyn FnMut(&mut wgpu::CommandEncoder, usize, Option<&wgpu::QuerySet>) -> wgpu_flash_attn::Result<()>
+    + 'a;
+
+/// Warm-up, then `runs` timed runs, each in its own submission; returns milliseconds per run.
+fn time_runs(
+    ctx: &FlashContext,
+    timer: Option<&Timer>,
+    args: &Args,
+    encode: &mut Encode,
+) -> wgpu_flash_attn::Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(args.runs);
+    for r in 0..args.warmup + args.runs {
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        encode(&mut encoder, r, timer.map(|t| &t.set))?;
+        if let Some(t) = timer {
+            encoder.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+        }
+        let start = Instant::now();
+        ctx.queue().submit([encoder.finish()]);
+        let ms = match timer {
+            Some(t) => {
+                let bytes = pollster::block_on(ctx.read(&t.read))?;
+                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
+                ticks[1].wrapping_sub(ticks[0]) as f64 * t.period_ns * 1e-6
+            }
+            None => {
+                ctx.device()
+                    .poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| FlashError::Readback(e.to_string()))?;
+                start.elapsed().as_secs_f64() * 1e3
+            }
+        };
+        if r >= args.warmup {
+            times.push(ms);
+        }
+    }
+    Ok(times)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Poisons O with NaN, runs once on input set 0, reads O back and returns max |O - oracle| over the
+/// checked rows.
+fn verify(
+    ctx: &FlashContext,
+    p: &Attention,
+    bufs: &Buffers,
+    want: &[(u32, u32, u32)],
+    oracle: &[reference::Row],
+    encode: &mut Encode,
+) -> wgpu_flash_attn::Result<f64> {
+    let device = ctx.device();
+    ctx.queue()
+        .write_buffer(&bufs.out, 0, &vec![0xffu8; bufs.out_bytes as usize]);
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("out read"),
+        size: bufs.out_bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encode(&mut encoder, 0, None)?;
+    encoder.copy_buffer_to_buffer(&bufs.out, 0, &read, 0, bufs.out_bytes);
+    ctx.queue().submit([encoder.finish()]);
+    let got = from_dtype_bytes(&pollster::block_on(ctx.read(&read))?, p.dtype);
+    let so = p.strides_of(Tensor::O);
+    let d = p.head_dim as usize;
+    let mut err = 0.0f64;
+    for (&(b, h, i), (row, _lse)) in want.iter().zip(oracle) {
+        let at = (b as u64 * so.batch + i as u64 * so.seq + h as u64 * so.head) as usize;
+        for (g, w) in got[at..at + d].iter().zip(row) {
+            let e = (*g as f64 - w).abs();
+            // NaN (an element never written, or computed as NaN) counts as an infinite error.
+            err = if e.is_nan() {
+                f64::INFINITY
+            } else {
+                err.max(e)
+            };
+        }
+    }
+    Ok(err)
+}
+
+/// Seeded values in [-1, 1), rounded to the storage type so that the oracle sees what the GPU sees.
+/// (Zero itself has probability ~2^-24 per element; the inputs are never all-zero.)
+fn random_inputs(n: u64, dtype: DType, rng: &mut ChaCha8Rng) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            let x = rng.random_range(-1.0f32..1.0);
+            match dtype {
+                DType::F32 => x,
+                DType::F16 => half::f16::from_f32(x).to_f32(),
+            }
+        })
+        .collect()
+}
+
+fn fmt_opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.prec$}"))
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1e6)
+}
+
+fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let ctx = FlashContext::default_blocking()?;
+    let caps = ctx.caps().clone();
+    let timer = Timer::new(&ctx);
+    let timing = if timer.is_some() {
+        "gpu-timestamps"
+    } else {
+        "wall-clock (submit + wait)"
+    };
+    let adapter = format!("{} ({})", caps.name, caps.backend);
+    println!("# wgpu-flash-attn forward benchmark");
+    println!();
+    println!(
+        "adapter: {} | backend: {} | driver: {}",
+        caps.name, caps.backend, caps.driver
+    );
+    println!(
+        "timing: {timing}, median of {} runs after {} warm-up | tokens {} | hidden {} | f16 read {}",
+        args.runs,
+        args.warmup,
+        args.tokens,
+        args.hidden,
+        if args.packed_f16 { "packed (forced)" } else if caps.shader_f16 { "native" } else { "packed" }
+    );
+    println!();
+    println!(
+        "| adapter | B | H | Hkv | N | d | dtype | causal | tiles | flash ms | flash TFLOP/s | flash MB | base ms | base TFLOP/s | base MB | speedup | err flash | err base |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+
+    let causals: &[bool] = match args.causal {
+        Causal::Both => &[false, true],
+        Causal::On => &[true],
+        Causal::Off => &[false],
+    };
+    let mut configs = Vec::new();
+    for &d in &args.dims {
+        for &n in &args.seqs {
+            for &dtype in &args.dtypes {
+                for &causal in causals {
+                    configs.push((d, n, dtype, causal));
+                }
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    let mut all_ok = true;
+    let started = Instant::now();
+    for (idx, &(d, n, dtype, causal)) in configs.iter().enumerate() {
+        let heads = match args.heads {
+            Some(h) => h,
+            None if args.hidden >= d => args.hidden / d,
+            None => {
+                return Err(format!("--hidden {} is smaller than head_dim {d}", args.hidden).into())
+            }
+        };
+        let heads_kv = args.heads_kv.unwrap_or(heads);
+        let batch = (args.tokens / n).max(1);
+        let problem = Attention::new(batch, heads, heads_kv, n, n, d)
+            .dtype(dtype)
+            .causal(causal)
+            .with_lse(args.lse);
+        eprint!(
+            "[{}/{}] B={batch} H={heads} N={n} d={d} {} causal={causal} ... ",
+            idx + 1,
+            configs.len(),
+            dtype.name()
+        );
+        let row = bench_one(&ctx, timer.as_ref(), args, &adapter, &problem);
+        all_ok &= row.ok;
+        eprintln!(
+            "flash {} ms, baseline {}{} ({:.0} s elapsed)",
+            fmt_opt(row.flash_ms, 3),
+            row.baseline_ms.map_or_else(
+                || row.baseline_note.clone().unwrap_or("-".into()),
+                |t| format!("{t:.3} ms")
+            ),
+            row.error
+                .as_ref()
+                .map_or(String::new(), |e| format!(" ERROR: {e}")),
+            started.elapsed().as_secs_f64()
+        );
+        let base_ms = match (
+            row.baseline_ms,
+            row.baseline_needed_bytes,
+            &row.baseline_note,
+        ) {
+            (Some(t), _, _) => format!("{t:.3}"),
+            (None, Some(needed), _) => {
+                format!("cannot allocate ({} MB of scores per head)", mb(needed))
+            }
+            (None, None, Some(_)) => "cannot allocate".into(),
+            (None, None, None) => "-".into(),
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row.adapter,
+            row.batch,
+            row.heads_q,
+            row.heads_kv,
+            row.seq,
+            row.head_dim,
+            row.storage,
+            if row.causal { "yes" } else { "no" },
+            row.tiles,
+            fmt_opt(row.flash_ms, 3),
+            fmt_opt(row.flash_tflops, 4),
+            row.flash_device_bytes.map_or("-".into(), mb),
+            base_ms,
+            fmt_opt(row.baseline_tflops, 4),
+            row.baseline_device_bytes.map_or("-".into(), mb),
+            row.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
+            row.flash_max_err.map_or("-".into(), |e| format!("{e:.1e}")),
+            row.baseline_max_err.map_or("-".into(), |e| format!("{e:.1e}")),
+        );
+        if let Some(e) = &row.error {
+            println!("|   | error: {e} |");
+        } else if let Some(note) = &row.baseline_note {
+            if row.baseline_ms.is_none() {
+                println!("|   | baseline: {note} |");
+            }
+        }
+        std::io::stdout().flush().ok();
+        rows.push(row);
+    }
+    if let Some(path) = &args.json {
+        let argv: Vec<String> = std::env::args().collect();
+        let user_args: Vec<String> = argv
+            .iter()
+            .skip(1)
+            .filter(|a| *a != "--bench")
+            .map(|a| shell_quote(a))
+            .collect();
+        let report = Report {
+            adapter: AdapterInfo {
+                name: caps.name.clone(),
+                backend: caps.backend.clone(),
+                driver: caps.driver.clone(),
+                shader_f16: caps.shader_f16,
+                timestamp_query: caps.timestamp_query,
+                subgroup_sizes: caps.subgroup_sizes,
+                max_storage_buffer_binding_size: caps.max_storage_buffer_binding_size,
+                max_buffer_size: caps.max_buffer_size,
+            },
+            date: utc_now(),
+            command: argv
+                .iter()
+                .map(|a| shell_quote(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            cargo_command: format!("cargo bench --bench attention -- {}", user_args.join(" "))
+                .trim_end()
+                .to_string(),
+            timing,
+            args,
+            dtypes: args.dtypes.iter().map(|d| d.name()).collect(),
+            tiles: args.tiles.map(|t| {
+                format!(
+                    "{}x{}x{}x{}",
+                    t.block_m, t.block_n, t.threads_x, t.threads_y
+                )
+            }),
+            rows: &rows,
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(all_ok)
+}
+
+/// Benchmarks and checks one configuration; every failure is recorded in the row.
+fn bench_one(
+    ctx: &FlashContext,
+    timer: Option<&Timer>,
+    args: &Args,
+    adapter: &str,
+    p: &Attention,
+) -> Row {
+    let mut row = Row {
+        adapter: adapter.to_string(),
+        batch: p.batch,
+        heads_q: p.heads_q,
+        heads_kv: p.heads_kv,
+        seq: p.seq_q,
+        head_dim: p.head_dim,
+        dtype: p.dtype.name(),
+        storage: p.dtype.name().to_string(),
+        causal: p.causal,
+        tiles: "-".into(),
+        flops: p.flops(),
+        flash_ms: None,
+        flash_tflops: None,
+        flash_device_bytes: None,
+        flash_max_err: None,
+        baseline_ms: None,
+        baseline_tflops: None,
+        baseline_device_bytes: None,
+        baseline_max_err: None,
+        baseline_needed_bytes: None,
+        baseline_note: None,
+        speedup: None,
+        tolerance: tolerance(p.dtype),
+        max_abs_v: 0.0,
+        ok: false,
+        error: None,
+    };
+    if let Err(e) = bench_into(ctx, timer, args, p, &mut row) {
+        row.error = Some(e.to_string());
+        row.ok = false;
+    }
+    row
+}
+
+fn bench_into(
+    ctx: &FlashContext,
+    timer: Option<&Timer>,
+    args: &Args,
+    p: &Attention,
+    row: &mut Row,
+) -> wgpu_flash_attn::Result<()> {
+    let options = PlanOptions {
+        tiles: args.tiles,
+        force_packed_f16: args.packed_f16,
+    };
+    let plan = ctx.plan_with(p, options)?;
+    let t = plan.plan().tiles;
+    row.tiles = format!(
+        "{}x{}x{}x{}",
+        t.block_m, t.block_n, t.threads_x, t.threads_y
+    );
+    row.storage = plan.plan().storage.name().to_string();
+    row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
+
+    // Inputs: set 0 is kept on the host for the oracle; more sets only rotate through the cache.
+    let device = ctx.device();
+    let set_bytes: u64 = [Tensor::Q, Tensor::K, Tensor::V]
+        .iter()
+        .map(|&t| p.span_of(t) * p.dtype.size())
+        .sum();
+    let n_sets = if set_bytes < ROTATE_BELOW_BYTES {
+        INPUT_SETS_WHEN_SMALL
+    } else {
+        1
+    };
+    let mut rng =
+        ChaCha8Rng::seed_from_u64(args.seed ^ (p.seq_q as u64) << 20 ^ (p.head_dim as u64) << 40);
+    let mut host = Vec::new();
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let mut sets = Vec::with_capacity(n_sets);
+    for s in 0..n_sets {
+        let mut make = |t: Tensor| {
+            let data = random_inputs(p.span_of(t), p.dtype, &mut rng);
+            let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(t.name()),
+                contents: &to_dtype_bytes(&data, p.dtype),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            if s == 0 {
+                host.push(data);
+            }
+            buf
+        };
+        sets.push([make(Tensor::Q), make(Tensor::K), make(Tensor::V)]);
+    }
+    let out_bytes = (p.span_of(Tensor::O) * p.dtype.size()).next_multiple_of(4);
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let out = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("out"),
+        size: out_bytes,
+        usage,
+        mapped_at_creation: false,
+    });
+    let lse = p.with_lse.then(|| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("lse"),
+            size: p.lse_len() * 4,
+            usage,
+            mapped_at_creation: false,
+        })
+    });
+    if let Some(err) = pollster::block_on(oom.pop()) {
+        return Err(FlashError::Wgpu(format!("allocating the tensors: {err}")));
+    }
+    let bufs = Buffers {
+        sets,
+        out,
+        lse,
+        out_bytes,
+    };
+
+    // The rows to check: first, last, and a seeded sample.
+    let mut want = vec![(0, 0, 0), (p.batch - 1, p.heads_q - 1, p.seq_q - 1)];
+    want.extend((0..args.check_rows).map(|_| {
+        (
+            rng.random_range(0..p.batch),
+            rng.random_range(0..p.heads_q),
+            rng.random_range(0..p.seq_q),
+        )
+    }));
+    let oracle = reference::rows(p, &host[0], &host[1], &host[2], &want);
+    row.max_abs_v = host[2].iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
+    let tol = row.tolerance * row.max_abs_v;
+    drop(host);
+
+    // Flash.
+    let mut flash = |enc: &mut wgpu::CommandEncoder, set: usize, qs: Option<&wgpu::QuerySet>| {
+        let writes = qs.map(|query_set| wgpu::ComputePassTimestampWrites {
+            query_set,
+            beginning_of_pass_write_index: Some(0),
+            end_of_pass_write_index: Some(1),
+        });
+        plan.encode_timed(enc, &bufs.attention(set), writes)
+    };
+    let ms = median(time_runs(ctx, timer, args, &mut flash)?);
+    row.flash_ms = Some(ms);
+    row.flash_tflops = Some(p.flops() as f64 / (ms * 1e-3) / 1e12);
+    let err = verify(ctx, p, &bufs, &want, &oracle, &mut flash)?;
+    row.flash_max_err = Some(err);
+    let mut ok = err <= tol;
+    if !ok {
+        row.error = Some(format!(
+            "flash error {err:.3e} exceeds the tolerance {tol:.3e}"
+        ));
+    }
+
+    // Baseline.
+    if args.baseline == OnOff::On {
+        let opts = MaterializedOptions {
+            force_packed_f16: args.packed_f16,
+            ..Default::default()
+        };
+        match Materialized::new_with(ctx, p, opts) {
+            Ok(base) => {
+                row.baseline_device_bytes = Some(
+                    plan.plan().tensor_bytes() - if p.with_lse { p.lse_len() * 4 } else { 0 }
+                        + base.scratch_bytes(),
+                );
+                let mut encode =
+                    |enc: &mut wgpu::CommandEncoder, set: usize, qs: Option<&wgpu::QuerySet>| {
+                        base.encode(enc, &bufs.attention(set), qs.map(|q| (q, 0, 1)))
+                    };
+                let bms = median(time_runs(ctx, timer, args, &mut encode)?);
+                row.baseline_ms = Some(bms);
+                row.baseline_tflops = Some(p.flops() as f64 / (bms * 1e-3) / 1e12);
+                row.speedup = Some(bms / ms);
+                let berr = verify(ctx, p, &bufs, &want, &oracle, &mut encode)?;
+                row.baseline_max_err = Some(berr);
+                if berr > tol {
+                    ok = false;
+                    row.error = Some(format!(
+                        "baseline error {berr:.3e} exceeds the tolerance {tol:.3e}"
+                    ));
+                }
+            }
+            Err(FlashError::DeviceLimit {
+                what,
+                needed,
+                limit,
+            }) => {
+                row.baseline_needed_bytes = Some(needed);
+                row.baseline_note = Some(format!(
+                    "cannot allocate ({needed} B needed, limit {limit} B: {what})"
+                ));
+            }
+            Err(e) => {
+                row.baseline_note = Some(format!("cannot allocate ({e})"));
+            }
+        }
+    }
+    row.ok = ok;
+    Ok(())
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=.,/:+@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The current UTC time as ISO 8601 (no date crate needed).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}

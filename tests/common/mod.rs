@@ -1,0 +1,278 @@
+//! Shared test machinery: one context per test binary, seeded inputs, guarded and poisoned
+//! buffers, and FlashAttention's tolerance rule (the kernel's error against f64 may be at most
+//! twice the error of a naive attention computed in the kernel's storage precision, plus a floor).
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use half::f16;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
+use wgpu_flash_attn::{
+    reference, Attention, AttentionBuffers, DType, FlashContext, PlanOptions, Tensor, TensorBuffer,
+};
+
+/// The adapter of this run (WGPU_BACKEND picks it). No adapter is a failure, never a skip.
+pub fn ctx() -> &'static FlashContext {
+    static CTX: OnceLock<FlashContext> = OnceLock::new();
+    CTX.get_or_init(|| {
+        let ctx = FlashContext::default_blocking().unwrap_or_else(|e| {
+            panic!("no GPU adapter for the tests (install a Vulkan driver such as lavapipe): {e}")
+        });
+        let c = ctx.caps();
+        eprintln!(
+            "adapter: {} | {} | {} | f16 {} | subgroups {:?}",
+            c.name, c.backend, c.driver, c.shader_f16, c.subgroup_sizes
+        );
+        ctx
+    })
+}
+
+pub fn random(n: u64, seed: u64, magnitude: f32) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| rng.random_range(-1.0f32..1.0) * magnitude)
+        .collect()
+}
+
+const GUARD: u32 = 0xDEAD_BEEF;
+/// Bytes before each tensor in its buffer: not a multiple of the storage offset alignment, so the
+/// binding must start below the tensor.
+pub const LEAD: u64 = 48;
+const TAIL: u64 = 64;
+
+/// A buffer holding `payload` at byte LEAD, with guard words before and after.
+pub fn guarded_buffer(ctx: &FlashContext, label: &str, payload: &[u8]) -> wgpu::Buffer {
+    let size = (LEAD + payload.len() as u64).next_multiple_of(4) + TAIL;
+    let mut bytes: Vec<u8> = std::iter::repeat(GUARD.to_le_bytes())
+        .take(size as usize / 4)
+        .flatten()
+        .collect();
+    bytes[LEAD as usize..LEAD as usize + payload.len()].copy_from_slice(payload);
+    let buffer = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ctx.queue().write_buffer(&buffer, 0, &bytes);
+    buffer
+}
+
+/// Reads a guarded buffer back, asserts its guards are intact, and returns the payload bytes.
+pub fn read_guarded(ctx: &FlashContext, buffer: &wgpu::Buffer, payload_len: u64) -> Vec<u8> {
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("staging"),
+        size: buffer.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
+    ctx.queue().submit([enc.finish()]);
+    let bytes = pollster::block_on(ctx.read(&staging)).expect("readback");
+    let end = (LEAD + payload_len) as usize;
+    for (at, w) in bytes.chunks_exact(4).enumerate() {
+        let at = at * 4;
+        if at + 4 <= LEAD as usize || at >= end.next_multiple_of(4) {
+            assert_eq!(
+                u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
+                GUARD,
+                "guard word at byte {at} was overwritten"
+            );
+        }
+    }
+    bytes[LEAD as usize..end].to_vec()
+}
+
+/// Host inputs of one case.
+pub struct Inputs {
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+}
+
+impl Inputs {
+    pub fn new(p: &Attention, seed: u64, qk_magnitude: f32) -> Self {
+        Inputs {
+            q: random(p.span_of(Tensor::Q), seed, qk_magnitude),
+            k: random(p.span_of(Tensor::K), seed + 1, qk_magnitude),
+            v: random(p.span_of(Tensor::V), seed + 2, 1.0),
+        }
+    }
+}
+
+/// What the GPU produced, gathered contiguously.
+pub struct GpuResult {
+    pub out: Vec<f32>,
+    pub lse: Vec<f32>,
+}
+
+/// Runs the forward kernel through `encode` with guarded, NaN-poisoned buffers at odd offsets.
+pub fn run_gpu(
+    ctx: &FlashContext,
+    p: &Attention,
+    options: PlanOptions,
+    inputs: &Inputs,
+) -> GpuResult {
+    let plan = ctx
+        .plan_with(p, options)
+        .unwrap_or_else(|e| panic!("plan failed for {p:?}: {e}"));
+    let e = p.dtype.size();
+    let q = guarded_buffer(ctx, "q", &to_dtype_bytes(&inputs.q, p.dtype));
+    let k = guarded_buffer(ctx, "k", &to_dtype_bytes(&inputs.k, p.dtype));
+    let v = guarded_buffer(ctx, "v", &to_dtype_bytes(&inputs.v, p.dtype));
+    let o_len = p.span_of(Tensor::O) * e;
+    let nan = vec![f32::NAN; p.span_of(Tensor::O) as usize];
+    let o = guarded_buffer(ctx, "out", &to_dtype_bytes(&nan, p.dtype)[..o_len as usize]);
+    let lse_nan = vec![f32::NAN; p.lse_len() as usize];
+    let lse = guarded_buffer(ctx, "lse", bytemuck::cast_slice(&lse_nan));
+    let at = |buffer| TensorBuffer {
+        buffer,
+        offset: LEAD,
+    };
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    plan.encode(
+        &mut enc,
+        &AttentionBuffers {
+            q: at(&q),
+            k: at(&k),
+            v: at(&v),
+            out: at(&o),
+            lse: p.with_lse.then(|| at(&lse)),
+        },
+    )
+    .expect("encode");
+    ctx.queue().submit([enc.finish()]);
+    let out = from_dtype_bytes(&read_guarded(ctx, &o, o_len), p.dtype);
+    let lse: Vec<f32> = bytemuck::pod_collect_to_vec(&read_guarded(ctx, &lse, p.lse_len() * 4));
+    for (x, t) in [(&q, Tensor::Q), (&k, Tensor::K), (&v, Tensor::V)] {
+        read_guarded(ctx, x, p.span_of(t) * e);
+    }
+    GpuResult {
+        out: reference::gather(p, Tensor::O, &out),
+        lse,
+    }
+}
+
+/// Rounds a value through the storage type.
+pub fn round_to(dtype: DType, x: f32) -> f32 {
+    match dtype {
+        DType::F32 => x,
+        DType::F16 => f16::from_f32(x).to_f32(),
+    }
+}
+
+/// Naive attention carried out in the storage precision, the yardstick of the tolerance rule:
+/// f32 arithmetic for f32; for f16, f32 scores and sums (as any f16 kernel accumulates) with the
+/// probabilities and the output rounded to f16.
+pub fn naive_lowp(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Vec<f32> {
+    let r = |x: f32| round_to(p.dtype, x);
+    let d = p.head_dim as usize;
+    let group = p.heads_q / p.heads_kv;
+    let at = |t: Tensor, b: u32, s: u32, h: u32| {
+        let st = p.strides_of(t);
+        (b as u64 * st.batch + s as u64 * st.seq + h as u64 * st.head) as usize
+    };
+    let mut out = vec![0.0f32; p.len_of(Tensor::O) as usize];
+    for b in 0..p.batch {
+        for h in 0..p.heads_q {
+            for i in 0..p.seq_q {
+                let qi = at(Tensor::Q, b, i, h);
+                let s: Vec<f32> = (0..p.seq_kv)
+                    .map(|j| {
+                        if !reference::visible(p, i, j) {
+                            return f32::NEG_INFINITY;
+                        }
+                        let kj = at(Tensor::K, b, j, h / group);
+                        p.scale() * (0..d).map(|c| r(q[qi + c]) * r(k[kj + c])).sum::<f32>()
+                    })
+                    .collect();
+                let max = s.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                if max == f32::NEG_INFINITY {
+                    continue;
+                }
+                let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
+                let sum: f32 = e.iter().sum();
+                let o = ((b * p.seq_q + i) * p.heads_q + h) as usize * d;
+                for c in 0..d {
+                    let mut acc = 0.0f32;
+                    for j in 0..p.seq_kv {
+                        acc += r(e[j as usize] / sum) * r(v[at(Tensor::V, b, j, h / group) + c]);
+                    }
+                    out[o + c] = r(acc);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks one case against the oracle with the 2x-naive rule; returns (kernel error, naive error).
+pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) -> (f64, f64) {
+    let ctx = ctx();
+    let inputs = Inputs::new(p, seed, qk_magnitude);
+    let got = run_gpu(ctx, p, options, &inputs);
+    let rd = |x: f32| round_to(p.dtype, x) as f64;
+    let want = reference::attention_with(p, &inputs.q, &inputs.k, &inputs.v, rd);
+    let naive = naive_lowp(p, &inputs.q, &inputs.k, &inputs.v);
+    let mut kernel_err = 0.0f64;
+    let mut naive_err = 0.0f64;
+    for (idx, ((g, w), n)) in got.out.iter().zip(&want.out).zip(&naive).enumerate() {
+        assert!(
+            g.is_finite(),
+            "{p:?}: output {idx} is {g} (NaN poison left or overflow)"
+        );
+        kernel_err = kernel_err.max((*g as f64 - w).abs());
+        naive_err = naive_err.max((*n as f64 - w).abs());
+    }
+    let floor = match p.dtype {
+        DType::F32 => 1e-6,
+        DType::F16 => 1e-4,
+    };
+    eprintln!(
+        "{:?} {:?}: kernel err {kernel_err:.3e}, naive {} err {naive_err:.3e}",
+        shape(p),
+        options.tiles,
+        p.dtype.name()
+    );
+    assert!(
+        kernel_err <= 2.0 * naive_err + floor,
+        "{p:?} {options:?}: kernel error {kernel_err:.3e} > 2 x naive error {naive_err:.3e} + {floor:e}"
+    );
+    if p.with_lse {
+        for (idx, (g, w)) in got.lse.iter().zip(&want.lse).enumerate() {
+            if *w == f64::NEG_INFINITY {
+                assert_eq!(
+                    *g,
+                    f32::NEG_INFINITY,
+                    "{p:?}: lse {idx} of a row without keys must be -inf"
+                );
+            } else {
+                let tol = 1e-5 * w.abs().max(1.0) + if p.dtype == DType::F16 { 1e-3 } else { 0.0 };
+                assert!(
+                    (*g as f64 - w).abs() <= tol,
+                    "{p:?}: lse {idx}: got {g}, want {w}"
+                );
+            }
+        }
+    }
+    (kernel_err, naive_err)
+}
+
+pub fn shape(p: &Attention) -> String {
+    format!(
+        "B{} H{}/{} {}x{} d{} {}{}",
+        p.batch,
+        p.heads_q,
+        p.heads_kv,
+        p.seq_q,
+        p.seq_kv,
+        p.head_dim,
+        p.dtype.name(),
+        if p.causal { " causal" } else { "" }
+    )
+}

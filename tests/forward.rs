@@ -1,0 +1,260 @@
+//! The forward kernel against the f64 oracle, on the adapter WGPU_BACKEND selects.
+
+mod common;
+
+use common::{check, ctx, Inputs};
+use wgpu_flash_attn::{Attention, DType, PlanOptions, Storage, Strides, Tensor, Tiles};
+
+/// Every storage path this adapter has: f32, native f16 (where SHADER_F16 is enabled), packed f16.
+fn storage_paths() -> Vec<(DType, PlanOptions)> {
+    let mut v = vec![
+        (DType::F32, PlanOptions::default()),
+        (
+            DType::F16,
+            PlanOptions {
+                force_packed_f16: true,
+                ..Default::default()
+            },
+        ),
+    ];
+    if ctx().caps().shader_f16 {
+        v.push((DType::F16, PlanOptions::default()));
+    } else {
+        eprintln!(
+            "SKIPPED: native f16 storage (this adapter has no SHADER_F16); packed f16 is tested"
+        );
+    }
+    v
+}
+
+#[test]
+fn storage_paths_are_the_ones_planned() {
+    let p = Attention::new(1, 1, 1, 8, 8, 8).dtype(DType::F16);
+    let packed = ctx()
+        .plan_with(
+            &p,
+            PlanOptions {
+                force_packed_f16: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(packed.plan().storage, Storage::F16Packed);
+    let native = ctx().plan(&p).unwrap();
+    let want = if ctx().caps().shader_f16 {
+        Storage::F16
+    } else {
+        Storage::F16Packed
+    };
+    assert_eq!(native.plan().storage, want);
+}
+
+#[test]
+fn awkward_sequence_lengths() {
+    // seq 1, around tile edges (tiles are at most 64), 113 x 203, both orders, causal both ways.
+    let cases = [
+        (1, 1),
+        (1, 77),
+        (77, 1),
+        (31, 33),
+        (33, 31),
+        (63, 65),
+        (65, 64),
+        (113, 203),
+        (203, 113),
+        (129, 128),
+    ];
+    for (dtype, options) in storage_paths() {
+        for (i, &(sq, sk)) in cases.iter().enumerate() {
+            for causal in [false, true] {
+                let p = Attention::new(1, 2, 1, sq, sk, 20)
+                    .dtype(dtype)
+                    .causal(causal)
+                    .with_lse(true);
+                check(&p, options, 100 + i as u64, 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn long_rows_1023_by_1024() {
+    for causal in [false, true] {
+        let p = Attention::new(1, 1, 1, 1023, 1024, 36)
+            .causal(causal)
+            .with_lse(true);
+        check(&p, PlanOptions::default(), 7, 1.0);
+    }
+}
+
+#[test]
+fn head_dims_including_non_powers_of_two() {
+    for (dtype, options) in storage_paths() {
+        for d in [4, 12, 36, 68, 96, 100, 128, 160, 256] {
+            let p = Attention::new(1, 2, 2, 37, 70, d)
+                .dtype(dtype)
+                .causal(d % 8 == 4)
+                .with_lse(true);
+            check(&p, options, d as u64, 1.0);
+        }
+    }
+}
+
+#[test]
+fn grouped_and_multi_query_heads() {
+    for (hq, hkv) in [(8, 2), (4, 1), (3, 3), (6, 3)] {
+        for causal in [false, true] {
+            let p = Attention::new(2, hq, hkv, 45, 90, 32)
+                .causal(causal)
+                .with_lse(true);
+            check(&p, PlanOptions::default(), hq as u64 * 10 + hkv as u64, 1.0);
+        }
+    }
+}
+
+#[test]
+fn fully_masked_rows_give_zero_and_minus_infinity() {
+    // Causal with seq_q > seq_kv: the first seq_q - seq_kv queries see no key at all.
+    for (dtype, options) in storage_paths() {
+        let p = Attention::new(1, 1, 1, 90, 20, 16)
+            .dtype(dtype)
+            .causal(true)
+            .with_lse(true);
+        let inputs = Inputs::new(&p, 5, 1.0);
+        let got = common::run_gpu(ctx(), &p, options, &inputs);
+        for i in 0..70 {
+            assert!(
+                got.out[i * 16..(i + 1) * 16].iter().all(|&x| x == 0.0),
+                "row {i} must be 0"
+            );
+            assert_eq!(got.lse[i], f32::NEG_INFINITY, "lse of row {i}");
+        }
+        assert!(got.lse[70].is_finite() && got.out[70 * 16..].iter().any(|&x| x != 0.0));
+        check(&p, options, 5, 1.0);
+    }
+}
+
+#[test]
+fn large_logits_do_not_overflow() {
+    // |scale * q.k| around 1e4: q, k entries of magnitude 25 over d = 32 with scale 1.
+    for causal in [false, true] {
+        let p = Attention::new(1, 2, 1, 50, 70, 32)
+            .softmax_scale(1.0)
+            .causal(causal)
+            .with_lse(true);
+        let inputs = Inputs::new(&p, 11, 25.0);
+        let max_logit = (0..50)
+            .flat_map(|i| (0..70).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                (0..32)
+                    .map(|c| inputs.q[i * 64 + c] * inputs.k[j * 32 + c])
+                    .sum::<f32>()
+                    .abs()
+            })
+            .fold(0.0f32, f32::max);
+        assert!(
+            max_logit > 3e3,
+            "the case must reach large logits, max was {max_logit}"
+        );
+        let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
+        assert!(got.out.iter().chain(&got.lse).all(|x| x.is_finite()));
+        check(&p, PlanOptions::default(), 11, 25.0);
+    }
+}
+
+#[test]
+fn explicit_strides_and_one_packed_qkv_buffer() {
+    // (batch, head, seq, dim) layout for all four tensors.
+    let (b, h, s, d) = (2u32, 3u32, 41u32, 24u32);
+    let bhsd = Strides {
+        batch: (h * s * d) as u64,
+        seq: d as u64,
+        head: (s * d) as u64,
+    };
+    let mut p = Attention::new(b, h, h, s, s, d).causal(true).with_lse(true);
+    for t in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
+        p = p.strides(t, bhsd);
+    }
+    check(&p, PlanOptions::default(), 21, 1.0);
+    // Padded rows: seq stride larger than the row, batch stride with a gap.
+    let padded = Strides {
+        batch: (s as u64 + 3) * 40 * h as u64,
+        seq: 40 * h as u64,
+        head: 40,
+    };
+    let p = Attention::new(b, h, h, s, s, d)
+        .strides(Tensor::K, padded)
+        .strides(Tensor::V, padded);
+    check(&p, PlanOptions::default(), 22, 1.0);
+}
+
+#[test]
+fn every_tile_candidate_that_fits() {
+    let caps = ctx().caps().clone();
+    let p = Attention::new(1, 2, 1, 70, 91, 40)
+        .causal(true)
+        .with_lse(true);
+    let mut tried = 0;
+    for tiles in wgpu_flash_attn::tuning::forward_candidates() {
+        if wgpu_flash_attn::plan::plan_with(
+            &p,
+            &caps,
+            PlanOptions {
+                tiles: Some(tiles),
+                ..Default::default()
+            },
+        )
+        .is_ok()
+        {
+            check(
+                &p,
+                PlanOptions {
+                    tiles: Some(tiles),
+                    ..Default::default()
+                },
+                31,
+                1.0,
+            );
+            tried += 1;
+        }
+    }
+    assert!(tried >= 5, "only {tried} tile candidates fit this adapter");
+    let odd = Tiles {
+        block_m: 12,
+        block_n: 20,
+        threads_x: 4,
+        threads_y: 6,
+    };
+    check(
+        &p,
+        PlanOptions {
+            tiles: Some(odd),
+            ..Default::default()
+        },
+        32,
+        1.0,
+    );
+}
+
+#[test]
+fn run_convenience_matches_encode() {
+    let p = Attention::new(1, 2, 1, 33, 47, 16)
+        .causal(true)
+        .with_lse(true);
+    let inputs = Inputs::new(&p, 41, 1.0);
+    let got = ctx()
+        .run_blocking(&p, &inputs.q, &inputs.k, &inputs.v)
+        .unwrap();
+    let via_encode = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
+    assert_eq!(got.out, via_encode.out);
+    assert_eq!(got.lse.unwrap(), via_encode.lse);
+}
+
+#[test]
+fn pipelines_are_cached() {
+    let p = Attention::new(1, 1, 1, 9, 9, 8).softmax_scale(0.3);
+    ctx().plan(&p).unwrap();
+    let n = ctx().cached_pipelines();
+    ctx().plan(&p.clone().softmax_scale(0.7)).unwrap(); // same shape class: no new pipeline
+    assert_eq!(ctx().cached_pipelines(), n);
+}

@@ -1,0 +1,118 @@
+//! Every shader variant the planner can produce parses and validates with naga, and translates to
+//! MSL and HLSL, so Metal and DX12 breakage shows without such a machine. No GPU needed.
+
+use wgpu_flash_attn::kernels::{forward, materialized};
+use wgpu_flash_attn::plan::{plan_with, DeviceCaps, PlanOptions, Storage};
+use wgpu_flash_attn::{tuning, Attention, DType};
+
+fn validate(source: &str, what: &str) {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
+    let msl_options = naga::back::msl::Options {
+        fake_missing_bindings: true,
+        lang_version: (2, 4),
+        ..Default::default()
+    };
+    naga::back::msl::write_string(&module, &info, &msl_options, &Default::default())
+        .unwrap_or_else(|e| panic!("{what}: MSL: {e:?}"));
+    let hlsl_options = naga::back::hlsl::Options {
+        shader_model: naga::back::hlsl::ShaderModel::V6_2,
+        fake_missing_bindings: true,
+        ..Default::default()
+    };
+    let mut hlsl = String::new();
+    naga::back::hlsl::Writer::new(&mut hlsl, &hlsl_options, &Default::default())
+        .write(&module, &info, None)
+        .unwrap_or_else(|e| panic!("{what}: HLSL: {e:?}"));
+    assert!(!hlsl.is_empty());
+}
+
+#[test]
+fn shader_files_are_valid_wgsl_as_they_stand() {
+    validate(forward::SOURCE, "flash_fwd.wgsl");
+    validate(materialized::SOURCE, "materialized.wgsl");
+}
+
+#[test]
+fn every_forward_variant_validates_and_translates() {
+    let mut caps = DeviceCaps::webgpu_defaults();
+    caps.max_workgroup_storage_bytes = 49152;
+    caps.max_invocations_per_workgroup = 1024;
+    caps.max_workgroup_size_x = 1024;
+    caps.shader_f16 = true;
+    let mut n = 0;
+    for d in [4, 12, 36, 64, 100, 128, 256] {
+        for (dtype, packed) in [(DType::F32, false), (DType::F16, false), (DType::F16, true)] {
+            for (causal, lse) in [(false, false), (true, true)] {
+                for tiles in tuning::forward_candidates() {
+                    let p = Attention::new(1, 1, 1, 4, 4, d)
+                        .dtype(dtype)
+                        .causal(causal)
+                        .with_lse(lse);
+                    let Ok(plan) = plan_with(
+                        &p,
+                        &caps,
+                        PlanOptions {
+                            tiles: Some(tiles),
+                            force_packed_f16: packed,
+                        },
+                    ) else {
+                        continue;
+                    };
+                    validate(
+                        &forward::shader_source(&plan),
+                        &format!(
+                            "forward d={d} {dtype:?} packed={packed} causal={causal} {tiles:?}"
+                        ),
+                    );
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n > 200, "only {n} variants");
+}
+
+#[test]
+fn every_materialized_variant_validates_and_translates() {
+    for d in [4, 36, 128, 256] {
+        for storage in [Storage::F32, Storage::F16, Storage::F16Packed] {
+            for causal in [false, true] {
+                let dtype = if storage == Storage::F32 {
+                    DType::F32
+                } else {
+                    DType::F16
+                };
+                let p = Attention::new(1, 1, 1, 4, 4, d).dtype(dtype).causal(causal);
+                validate(
+                    &materialized::shader_source(&p, storage),
+                    &format!("materialized d={d} {storage:?} causal={causal}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn default_plans_fit_webgpu_default_limits() {
+    let caps = DeviceCaps::webgpu_defaults();
+    for d in (4..=256).step_by(4) {
+        let plan =
+            wgpu_flash_attn::plan::plan(&Attention::new(1, 8, 2, 1000, 1000, d), &caps).unwrap();
+        assert!(
+            plan.workgroup_bytes <= 16384 && plan.tiles.threads() <= 256,
+            "d={d}: {plan:?}"
+        );
+        assert!(
+            plan.tiles.threads_x <= (d / 4).max(4),
+            "d={d}: {:?} leaves threads idle",
+            plan.tiles
+        );
+    }
+}
