@@ -7,11 +7,14 @@
 use crate::plan::Tiles;
 
 /// (block_m, block_n, threads_x, threads_y), largest first.
+///
+/// Measured on the H200 (f32, N=8k, BENCHMARKS.md): 32x32x16x16 is the fastest that fits 48 KiB at
+/// d=64 (12.4 TFLOP/s, against 11.9 for 64x32x16x16) and at d=128 (10.3, against 10.1 for 48x16x16x16
+/// and 8.3 or less for the rest).
 const FORWARD_CANDIDATES: &[(u32, u32, u32, u32)] = &[
-    (64, 64, 16, 16),
-    (64, 32, 16, 16),
-    (32, 64, 16, 16),
     (32, 32, 16, 16),
+    (64, 32, 16, 16),
+    (48, 16, 16, 16),
     (32, 32, 8, 16),
     (16, 32, 16, 8),
     (16, 16, 16, 8),

@@ -47,7 +47,22 @@ pub fn shader_source(plan: &Plan) -> String {
         p.with_lse,
         super::storage_wgsl(plan.storage),
     );
-    super::with_header(SOURCE, &header)
+    let (rm, rn) = (t.block_m / t.threads_y, t.block_n / t.threads_x);
+    let rd4 = (p.head_dim / 4).div_ceil(t.threads_x);
+    let specialised = super::with_header(SOURCE, &header);
+    // Measured on the H200 (d=128, N=8k, f32): 1.7 TFLOP/s with these loops left to the driver,
+    // 10.3 unrolled, because the driver kept the register arrays in local memory.
+    super::unroll(
+        &specialised,
+        &[
+            ("RM", rm),
+            ("RN", rn),
+            ("RD4", rd4),
+            ("RM * RN", rm * rn),
+            ("RM * RD4", rm * rd4),
+            ("TX", t.threads_x),
+        ],
+    )
 }
 
 /// Bytes per element as the shader reads it.

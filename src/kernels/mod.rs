@@ -30,6 +30,63 @@ pub(crate) fn with_header(source: &str, header: &str) -> String {
     out
 }
 
+/// Unrolls the loops `for (var X = 0u; X < BOUND; X++) { BODY }` whose `BOUND` is one of the
+/// given names: each becomes `{ let X = 0u; BODY } { let X = 1u; BODY } ...`.
+///
+/// WGSL has no unroll hint, and a register array indexed by a loop counter may be placed in slow
+/// local memory by a driver that does not unroll the loop itself; with the counter a constant in
+/// each copy, every index into such an array is constant. Nested loops are unrolled too.
+pub(crate) fn unroll(source: &str, bounds: &[(&str, u32)]) -> String {
+    let mut out = source.to_string();
+    loop {
+        let Some((start, var, count)) = bounds.iter().find_map(|&(name, count)| {
+            find_loop(&out, name).map(|(start, var)| (start, var, count))
+        }) else {
+            return out;
+        };
+        let open = start + out[start..].find('{').expect("a for loop has a body");
+        let close = matching_brace(&out, open);
+        let body = &out[open + 1..close];
+        let copies: String = (0..count)
+            .map(|k| format!("{{ let {var} = {k}u;{body}}}"))
+            .collect();
+        out.replace_range(start..=close, &copies);
+    }
+}
+
+/// Finds `for (var X = 0u; X < bound; X++)`, returning its start and `X`.
+fn find_loop(source: &str, bound: &str) -> Option<(usize, String)> {
+    let mut from = 0;
+    while let Some(at) = source[from..].find("for (var ") {
+        let start = from + at;
+        let header_end = start + source[start..].find(')')?;
+        let header = &source[start + "for (var ".len()..header_end];
+        let var = header.split(' ').next()?.to_string();
+        if header == format!("{var} = 0u; {var} < {bound}; {var}++") {
+            return Some((start, var));
+        }
+        from = header_end;
+    }
+    None
+}
+
+fn matching_brace(source: &str, open: usize) -> usize {
+    let mut depth = 0usize;
+    for (k, ch) in source[open..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return open + k;
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("unbalanced braces in a shader")
+}
+
 /// WGSL that defines `Packed4` (four stored elements) and its conversions to and from `vec4<f32>`.
 pub(crate) fn storage_wgsl(storage: Storage) -> &'static str {
     match storage {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and running wgpu-flash-attn needs on Debian/Ubuntu: a Rust toolchain,
+# the Vulkan loader, Mesa's software Vulkan driver (lavapipe, used when no GPU driver is present)
+# and Mesa's EGL/GL (llvmpipe, for wgpu's GL backend). Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(libvulkan1 mesa-vulkan-drivers libegl1 libegl-mesa0 libgl1-mesa-dri ca-certificates curl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    echo "setup: installing the Rust toolchain with rustup"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+fi
+
+# The Vulkan loader warns when this is unset; any writable directory will do.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite: on Vulkan (a GPU driver, or Mesa's lavapipe), then again on wgpu's GL
+# backend (llvmpipe when no GPU driver is present), plus docs without warnings.
+# A machine without any adapter fails here: the GPU tests never skip for lack of a device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+echo "== tests on Vulkan"
+WGPU_BACKEND=vulkan cargo test --release
+
+echo "== tests on GL"
+# wgpu's GL backend serialises all work on one context: run the tests one at a time.
+WGPU_BACKEND=gl cargo test --release --tests -- --test-threads=1
+
+echo "== docs"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+echo "all tests passed"
