@@ -30,6 +30,7 @@ const RN: u32 = BN / TX;
 const RD4: u32 = (D4 + TX - 1u) / TX;
 const ROW4: u32 = D4 + 1u;      // padded tile row, in vec4s: consecutive rows start on different banks
 const PROW: u32 = BN + 1u;      // padded probability row
+const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread moves
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
 const LN2: f32 = 0.6931471805599453;
@@ -104,19 +105,38 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         acc[i] = vec4<f32>(0.0);
     }
 
+    // Each thread moves LOADS vec4s of every K and V tile: global memory -> registers (`staged`),
+    // issued just before a compute phase so that their latency hides behind it, then registers ->
+    // kv_tile after the next barrier.
+    var staged: array<vec4<f32>, LOADS>;
+    for (var u = 0u; u < LOADS; u++) {
+        let i = lid + u * WG;
+        var x = vec4<f32>(0.0);
+        if (i < BN * D4 && i / D4 < kv_end) {
+            x = unpack4(k_buf[k_base + (i / D4) * params.k.z + i % D4]);
+        }
+        staged[u] = x;
+    }
+
     for (var n0 = 0u; n0 < kv_end; n0 += BN) {
         // The previous tile's readers of kv_tile, p_tile and row_red are done (and q_tile is complete).
         workgroupBarrier();
-        for (var i = lid; i < BN * D4; i += WG) {
-            let r = i / D4;
-            let c = i % D4;
-            var x = vec4<f32>(0.0);
-            if (n0 + r < params.seq_kv) {
-                x = unpack4(k_buf[k_base + (n0 + r) * params.k.z + c]);
+        for (var u = 0u; u < LOADS; u++) {
+            let i = lid + u * WG;
+            if (i < BN * D4) {
+                kv_tile[(i / D4) * ROW4 + i % D4] = staged[u];
             }
-            kv_tile[r * ROW4 + c] = x;
         }
         workgroupBarrier();
+        // V of this tile, in flight while the scores are computed.
+        for (var u = 0u; u < LOADS; u++) {
+            let i = lid + u * WG;
+            var x = vec4<f32>(0.0);
+            if (i < BN * D4 && n0 + i / D4 < params.seq_kv) {
+                x = unpack4(v_buf[v_base + (n0 + i / D4) * params.v.z + i % D4]);
+            }
+            staged[u] = x;
+        }
 
         // S = Q K^T for this thread's RM x RN scores.
         var s: array<f32, RM * RN>;
@@ -176,16 +196,24 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             l_run[i] = l_new;
         }
         // K is no longer read (everyone passed the barrier above): V takes its place.
-        for (var i = lid; i < BN * D4; i += WG) {
-            let r = i / D4;
-            let c = i % D4;
-            var x = vec4<f32>(0.0);
-            if (n0 + r < params.seq_kv) {
-                x = unpack4(v_buf[v_base + (n0 + r) * params.v.z + c]);
+        for (var u = 0u; u < LOADS; u++) {
+            let i = lid + u * WG;
+            if (i < BN * D4) {
+                kv_tile[(i / D4) * ROW4 + i % D4] = staged[u];
             }
-            kv_tile[r * ROW4 + c] = x;
         }
         workgroupBarrier();
+        // K of the next tile, in flight while P V is accumulated.
+        if (n0 + BN < kv_end) {
+            for (var u = 0u; u < LOADS; u++) {
+                let i = lid + u * WG;
+                var x = vec4<f32>(0.0);
+                if (i < BN * D4 && n0 + BN + i / D4 < params.seq_kv) {
+                    x = unpack4(k_buf[k_base + (n0 + BN + i / D4) * params.k.z + i % D4]);
+                }
+                staged[u] = x;
+            }
+        }
 
         // O += P V for this thread's rows and vec4 columns.
         for (var j = 0u; j < BN; j++) {

@@ -133,15 +133,14 @@ fn scores(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
 
     for (var a = 0u; a < 4u; a++) {
         let i = i0 + ty + a * 16u;
-        if (i >= params.seq_q) {
-            continue;
-        }
-        let end = row_end(i);
-        let row = (g * params.seq_q + i) * params.seq_kv;
-        for (var b = 0u; b < 4u; b++) {
-            let j = j0 + tx + b * 16u;
-            if (j < params.seq_kv) {
-                s_buf[row + j] = select(MASKED, acc[a * 4u + b] * params.scale, j < end);
+        if (i < params.seq_q) {
+            let end = row_end(i);
+            let row = (g * params.seq_q + i) * params.seq_kv;
+            for (var b = 0u; b < 4u; b++) {
+                let j = j0 + tx + b * 16u;
+                if (j < params.seq_kv) {
+                    s_buf[row + j] = select(MASKED, acc[a * 4u + b] * params.scale, j < end);
+                }
             }
         }
     }

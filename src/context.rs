@@ -247,11 +247,8 @@ impl FlashContext {
                 })
         };
         let (qb, kb, vb) = (upload("q", q), upload("k", k), upload("v", v));
-        let o_bytes = (problem.span_of(Tensor::O) * problem.dtype.size()).next_multiple_of(4);
-        let ob = self.storage_buffer("out", o_bytes);
-        let lb = problem
-            .with_lse
-            .then(|| self.storage_buffer("lse", problem.lse_len() * 4));
+        let ob = self.tensor_buffer(problem, Tensor::O);
+        let lb = problem.with_lse.then(|| self.lse_buffer(problem));
         let mut encoder = self.device.create_command_encoder(&Default::default());
         plan.encode(
             &mut encoder,
@@ -289,6 +286,18 @@ impl FlashContext {
         v: &[f32],
     ) -> Result<AttentionOutput> {
         pollster::block_on(self.run(problem, q, k, v))
+    }
+
+    /// A zeroed buffer (`STORAGE | COPY_SRC | COPY_DST`) sized for one tensor of `problem` as its
+    /// strides lay it out, in the problem's dtype.
+    pub fn tensor_buffer(&self, problem: &Attention, tensor: Tensor) -> wgpu::Buffer {
+        let bytes = (problem.span_of(tensor) * problem.dtype.size()).next_multiple_of(4);
+        self.storage_buffer(tensor.name(), bytes)
+    }
+
+    /// A zeroed buffer (`STORAGE | COPY_SRC | COPY_DST`) sized for the problem's LSE (f32).
+    pub fn lse_buffer(&self, problem: &Attention) -> wgpu::Buffer {
+        self.storage_buffer("lse", problem.lse_len() * 4)
     }
 
     pub(crate) fn storage_buffer(&self, label: &str, size: u64) -> wgpu::Buffer {
@@ -345,7 +354,6 @@ fn poisoned() -> FlashError {
 }
 
 fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
-    let l = device.limits();
     let f = device.features();
     DeviceCaps {
         name: info.name.clone(),
@@ -353,18 +361,12 @@ fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
         driver: format!("{} {}", info.driver, info.driver_info)
             .trim()
             .to_string(),
-        max_workgroup_storage_bytes: l.max_compute_workgroup_storage_size,
-        max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
-        max_workgroup_size_x: l.max_compute_workgroup_size_x,
-        max_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
-        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size as u64,
-        max_buffer_size: l.max_buffer_size,
-        min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
         shader_f16: f.contains(wgpu::Features::SHADER_F16),
         timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
         subgroup_sizes: f
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
+        ..DeviceCaps::from_limits(&device.limits())
     }
 }
 
@@ -466,25 +468,8 @@ impl FlashPlan {
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
     ) -> Result<()> {
         let p = &self.plan.problem;
-        let elem = forward::element_bytes(self.plan.storage);
         let align = self.device.limits().min_storage_buffer_offset_alignment as u64;
-        let mut ranges = Vec::with_capacity(4);
-        for (tensor, tb) in [
-            (Tensor::Q, buffers.q),
-            (Tensor::K, buffers.k),
-            (Tensor::V, buffers.v),
-            (Tensor::O, buffers.out),
-        ] {
-            check_usage(tensor.name(), tb.buffer)?;
-            ranges.push(forward::bind_range(
-                tensor.name(),
-                tb.offset,
-                p.span_of(tensor),
-                elem,
-                tb.buffer.size(),
-                align,
-            )?);
-        }
+        let ranges = crate::kernels::tensor_ranges(p, buffers, self.plan.storage, align)?;
         let lse = match (p.with_lse, buffers.lse) {
             (true, Some(tb)) => {
                 check_usage("lse", tb.buffer)?;
@@ -521,25 +506,19 @@ impl FlashPlan {
             }
             (false, _) => None,
         };
-        // Writable bindings must not share a buffer with any other binding.
-        let writers = std::iter::once(buffers.out.buffer).chain(lse.map(|l| l.0));
-        for w in writers {
-            let users = [
+        if let Some((lse_buffer, ..)) = lse {
+            let tensors = [
                 buffers.q.buffer,
                 buffers.k.buffer,
                 buffers.v.buffer,
                 buffers.out.buffer,
-            ]
-            .into_iter()
-            .chain(lse.map(|l| l.0))
-            .filter(|b| *b == w)
-            .count();
-            if users > 1 {
+            ];
+            if tensors.contains(&lse_buffer) {
                 return Err(FlashError::BadLayout {
-                    tensor: "out/lse",
+                    tensor: "lse",
                     what: "buffer",
-                    got: users as u64,
-                    why: "an output buffer must not also hold another tensor of the same pass",
+                    got: 1,
+                    why: "the LSE buffer must not also hold another tensor of the same pass",
                 });
             }
         }
@@ -561,13 +540,6 @@ impl FlashPlan {
                 contents: bytemuck::bytes_of(&params),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        fn binding<'b>(b: &'b wgpu::Buffer, r: &forward::BindRange) -> wgpu::BindingResource<'b> {
-            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: b,
-                offset: r.offset,
-                size: std::num::NonZeroU64::new(r.size),
-            })
-        }
         let lse_res = match lse {
             Some((b, offset, size, _)) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                 buffer: b,
@@ -576,36 +548,14 @@ impl FlashPlan {
             }),
             None => self.unused_lse.as_entire_binding(),
         };
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("flash forward"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: binding(buffers.q.buffer, &ranges[0]),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: binding(buffers.k.buffer, &ranges[1]),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: binding(buffers.v.buffer, &ranges[2]),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: binding(buffers.out.buffer, &ranges[3]),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 5,
-                    resource: lse_res,
-                },
-            ],
-        });
+        let bind_group = crate::kernels::bind_group(
+            &self.device,
+            &self.layout,
+            &uniform,
+            buffers,
+            &ranges,
+            lse_res,
+        );
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("flash forward"),

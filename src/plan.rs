@@ -41,16 +41,24 @@ pub struct DeviceCaps {
 impl DeviceCaps {
     /// A device with exactly WebGPU's default limits and no optional features.
     pub fn webgpu_defaults() -> Self {
-        let l = wgpu::Limits::default();
         DeviceCaps {
             name: "WebGPU defaults".into(),
             backend: "none".into(),
+            ..Self::from_limits(&wgpu::Limits::default())
+        }
+    }
+
+    /// A device with these limits and no optional features (name, backend and driver empty).
+    pub fn from_limits(l: &wgpu::Limits) -> Self {
+        DeviceCaps {
+            name: String::new(),
+            backend: String::new(),
             driver: String::new(),
             max_workgroup_storage_bytes: l.max_compute_workgroup_storage_size,
             max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
             max_workgroup_size_x: l.max_compute_workgroup_size_x,
             max_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
-            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size as u64,
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,
             min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
             shader_f16: false,
@@ -205,25 +213,7 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         }
         None => choose_tiles(d, caps)?,
     };
-    // Every tensor is bound from an aligned offset, so allow one alignment's slack on top of its span.
-    let slack = caps.min_storage_buffer_offset_alignment as u64;
-    for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
-        let bytes = problem.span_of(tensor) * problem.dtype.size() + slack;
-        if bytes > caps.max_storage_buffer_binding_size {
-            return Err(FlashError::DeviceLimit {
-                what: "max_storage_buffer_binding_size (bytes of one tensor)",
-                needed: bytes,
-                limit: caps.max_storage_buffer_binding_size,
-            });
-        }
-    }
-    if problem.with_lse && problem.lse_len() * 4 + slack > caps.max_storage_buffer_binding_size {
-        return Err(FlashError::DeviceLimit {
-            what: "max_storage_buffer_binding_size (bytes of lse)",
-            needed: problem.lse_len() * 4 + slack,
-            limit: caps.max_storage_buffer_binding_size,
-        });
-    }
+    check_bindings(problem, caps)?;
     let grid = [
         problem.seq_q.div_ceil(tiles.block_m),
         problem.heads_q,
@@ -261,6 +251,30 @@ pub fn storage_for(dtype: DType, caps: &DeviceCaps, force_packed_f16: bool) -> S
         DType::F16 if caps.shader_f16 && !force_packed_f16 => Storage::F16,
         DType::F16 => Storage::F16Packed,
     }
+}
+
+/// Checks that each tensor (and the LSE) fits one storage binding of the device.
+pub(crate) fn check_bindings(problem: &Attention, caps: &DeviceCaps) -> Result<()> {
+    // Every tensor is bound from an aligned offset, so allow one alignment's slack on top of its span.
+    let slack = caps.min_storage_buffer_offset_alignment as u64;
+    for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
+        let bytes = problem.span_of(tensor) * problem.dtype.size() + slack;
+        if bytes > caps.max_storage_buffer_binding_size {
+            return Err(FlashError::DeviceLimit {
+                what: "max_storage_buffer_binding_size (bytes of one tensor)",
+                needed: bytes,
+                limit: caps.max_storage_buffer_binding_size,
+            });
+        }
+    }
+    if problem.with_lse && problem.lse_len() * 4 + slack > caps.max_storage_buffer_binding_size {
+        return Err(FlashError::DeviceLimit {
+            what: "max_storage_buffer_binding_size (bytes of lse)",
+            needed: problem.lse_len() * 4 + slack,
+            limit: caps.max_storage_buffer_binding_size,
+        });
+    }
+    Ok(())
 }
 
 fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {

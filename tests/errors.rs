@@ -330,10 +330,19 @@ fn buffers_that_do_not_fit() {
         )
         .unwrap_err();
     assert!(
+        matches!(err, FlashError::BadLayout { tensor: "out", .. }),
+        "{err}"
+    );
+    // Nor may the LSE.
+    let err = plan
+        .encode(&mut enc, &bufs((&q).into(), (&o).into(), Some((&q).into())))
+        .unwrap_err();
+    assert!(
         matches!(
             err,
             FlashError::BadLayout {
-                tensor: "out/lse",
+                tensor: "lse",
+                what: "buffer",
                 ..
             }
         ),

@@ -61,6 +61,7 @@ pub fn shader_source(plan: &Plan) -> String {
             ("RM * RN", rm * rn),
             ("RM * RD4", rm * rd4),
             ("TX", t.threads_x),
+            ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
         ],
     )
 }
@@ -124,15 +125,7 @@ pub(crate) fn bind_range(
 /// Fills the params uniform for a plan and the tensors' positions inside their bindings.
 pub(crate) fn params(plan: &Plan, first4: [u32; 4], lse_first: u32) -> Params {
     let p: &Attention = &plan.problem;
-    let strides4 = |t: Tensor, first: u32| {
-        let s = p.strides_of(t);
-        [
-            first,
-            (s.batch / 4) as u32,
-            (s.seq / 4) as u32,
-            (s.head / 4) as u32,
-        ]
-    };
+    let strides4 = |t: Tensor, first: u32| super::strides4(p, t, first);
     Params {
         seq_q: p.seq_q,
         seq_kv: p.seq_kv,

@@ -26,7 +26,6 @@ use wgpu::util::DeviceExt;
 
 use crate::context::{AttentionBuffers, FlashContext};
 use crate::error::{FlashError, Result};
-use crate::kernels::forward;
 use crate::plan::{DeviceCaps, Storage};
 use crate::problem::{Attention, Tensor};
 
@@ -106,7 +105,12 @@ pub fn shader_source(problem: &Attention, storage: Storage) -> String {
         problem.causal,
         super::storage_wgsl(storage),
     );
-    super::with_header(SOURCE, &header)
+    // The per-thread register tiles are indexed by these loops' counters: unrolled, every index
+    // is a constant and the tiles stay in registers (see forward::shader_source).
+    super::unroll(
+        &super::with_header(SOURCE, &header),
+        &[("16u", 16), ("4u", 4), ("KC4", 4)],
+    )
 }
 
 /// Bytes of f32 scores for one (batch, query head) pair: `seq_q * seq_kv * 4`.
@@ -286,48 +290,9 @@ impl Materialized {
         timestamps: Option<(&wgpu::QuerySet, u32, u32)>,
     ) -> Result<()> {
         let p = &self.problem;
-        let elem = forward::element_bytes(self.storage);
         let align = self.device.limits().min_storage_buffer_offset_alignment as u64;
-        let tensors = [
-            (Tensor::Q, buffers.q),
-            (Tensor::K, buffers.k),
-            (Tensor::V, buffers.v),
-            (Tensor::O, buffers.out),
-        ];
-        let mut ranges = Vec::with_capacity(4);
-        for (tensor, tb) in tensors {
-            crate::context::check_usage(tensor.name(), tb.buffer)?;
-            ranges.push(forward::bind_range(
-                tensor.name(),
-                tb.offset,
-                p.span_of(tensor),
-                elem,
-                tb.buffer.size(),
-                align,
-            )?);
-        }
-        let users = tensors
-            .iter()
-            .filter(|(_, tb)| tb.buffer == buffers.out.buffer)
-            .count();
-        if users > 1 {
-            return Err(FlashError::BadLayout {
-                tensor: "out",
-                what: "buffer",
-                got: users as u64,
-                why: "an output buffer must not also hold another tensor of the same pass",
-            });
-        }
-
-        let strides4 = |t: Tensor, first: u32| {
-            let s = p.strides_of(t);
-            [
-                first,
-                (s.batch / 4) as u32,
-                (s.seq / 4) as u32,
-                (s.head / 4) as u32,
-            ]
-        };
+        let ranges = super::tensor_ranges(p, buffers, self.storage, align)?;
+        let strides4 = |t: Tensor, first: u32| super::strides4(p, t, first);
         let total_pairs = p.batch * p.heads_q;
         let rows_per_chunk = self.pairs_per_chunk as u64 * p.seq_q as u64;
         let softmax_x = rows_per_chunk.min(self.max_workgroups as u64) as u32;
@@ -358,13 +323,6 @@ impl Materialized {
         }
 
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        fn binding<'b>(b: &'b wgpu::Buffer, r: &forward::BindRange) -> wgpu::BindingResource<'b> {
-            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: b,
-                offset: r.offset,
-                size: std::num::NonZeroU64::new(r.size),
-            })
-        }
         let bind_groups: Vec<(wgpu::BindGroup, u32)> = (0..total_pairs)
             .step_by(self.pairs_per_chunk as usize)
             .map(|first_pair| {
@@ -390,36 +348,14 @@ impl Materialized {
                         contents: bytemuck::bytes_of(&params),
                         usage: wgpu::BufferUsages::UNIFORM,
                     });
-                let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("materialized attention"),
-                    layout: &self.layout,
-                    entries: &[
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: uniform.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: binding(buffers.q.buffer, &ranges[0]),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: binding(buffers.k.buffer, &ranges[1]),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 3,
-                            resource: binding(buffers.v.buffer, &ranges[2]),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 4,
-                            resource: binding(buffers.out.buffer, &ranges[3]),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 5,
-                            resource: self.score_buffer.as_entire_binding(),
-                        },
-                    ],
-                });
+                let group = super::bind_group(
+                    &self.device,
+                    &self.layout,
+                    &uniform,
+                    buffers,
+                    &ranges,
+                    self.score_buffer.as_entire_binding(),
+                );
                 (group, pairs)
             })
             .collect();
@@ -472,16 +408,5 @@ fn check_device(problem: &Attention, caps: &DeviceCaps) -> Result<()> {
             limit: caps.max_workgroup_storage_bytes as u64,
         });
     }
-    let slack = caps.min_storage_buffer_offset_alignment as u64;
-    for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
-        let bytes = problem.span_of(tensor) * problem.dtype.size() + slack;
-        if bytes > caps.max_storage_buffer_binding_size {
-            return Err(FlashError::DeviceLimit {
-                what: "max_storage_buffer_binding_size (bytes of one tensor)",
-                needed: bytes,
-                limit: caps.max_storage_buffer_binding_size,
-            });
-        }
-    }
-    Ok(())
+    crate::plan::check_bindings(problem, caps)
 }

@@ -4,7 +4,111 @@
 pub mod forward;
 pub mod materialized;
 
+use crate::context::AttentionBuffers;
+use crate::error::{FlashError, Result};
 use crate::plan::Storage;
+use crate::problem::{Attention, Tensor};
+use forward::BindRange;
+
+/// Checks the caller's Q, K, V and O buffers against the problem (usage, size, offset) and that
+/// O shares its buffer with none of them; returns where each binding starts and its size.
+pub(crate) fn tensor_ranges(
+    p: &Attention,
+    buffers: &AttentionBuffers,
+    storage: Storage,
+    align: u64,
+) -> Result<[BindRange; 4]> {
+    let tensors = [
+        (Tensor::Q, buffers.q),
+        (Tensor::K, buffers.k),
+        (Tensor::V, buffers.v),
+        (Tensor::O, buffers.out),
+    ];
+    let mut ranges = [BindRange {
+        offset: 0,
+        size: 0,
+        first4: 0,
+    }; 4];
+    for (range, (tensor, tb)) in ranges.iter_mut().zip(tensors) {
+        crate::context::check_usage(tensor.name(), tb.buffer)?;
+        *range = forward::bind_range(
+            tensor.name(),
+            tb.offset,
+            p.span_of(tensor),
+            forward::element_bytes(storage),
+            tb.buffer.size(),
+            align,
+        )?;
+    }
+    let users = tensors
+        .iter()
+        .filter(|(_, tb)| tb.buffer == buffers.out.buffer)
+        .count();
+    if users > 1 {
+        return Err(FlashError::BadLayout {
+            tensor: "out",
+            what: "buffer",
+            got: users as u64,
+            why: "an output buffer must not also hold another tensor of the same pass",
+        });
+    }
+    Ok(ranges)
+}
+
+/// Offset and (batch, seq, head) strides of a tensor in vec4 units, as the shaders' params hold them.
+pub(crate) fn strides4(p: &Attention, tensor: Tensor, first4: u32) -> [u32; 4] {
+    let s = p.strides_of(tensor);
+    [
+        first4,
+        (s.batch / 4) as u32,
+        (s.seq / 4) as u32,
+        (s.head / 4) as u32,
+    ]
+}
+
+/// The bind group both attention layouts share: params at 0, Q K V O at 1..4, and `extra` at 5
+/// (the forward kernel's LSE, the baseline's scores).
+pub(crate) fn bind_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    uniform: &wgpu::Buffer,
+    buffers: &AttentionBuffers,
+    ranges: &[BindRange; 4],
+    extra: wgpu::BindingResource,
+) -> wgpu::BindGroup {
+    let tensor = |b, r: &BindRange| {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: b,
+            offset: r.offset,
+            size: std::num::NonZeroU64::new(r.size),
+        })
+    };
+    let tensors = [
+        buffers.q.buffer,
+        buffers.k.buffer,
+        buffers.v.buffer,
+        buffers.out.buffer,
+    ];
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: uniform.as_entire_binding(),
+    }];
+    for (k, (b, r)) in tensors.into_iter().zip(ranges).enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: k as u32 + 1,
+            resource: tensor(b, r),
+        });
+    }
+    entries.push(wgpu::BindGroupEntry {
+        binding: 5,
+        resource: extra,
+    });
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("attention"),
+        layout,
+        entries: &entries,
+    })
+}
 
 const HEADER_BEGIN: &str = "// HEADER BEGIN\n";
 const HEADER_END: &str = "// HEADER END\n";
@@ -47,6 +151,11 @@ pub(crate) fn unroll(source: &str, bounds: &[(&str, u32)]) -> String {
         let open = start + out[start..].find('{').expect("a for loop has a body");
         let close = matching_brace(&out, open);
         let body = &out[open + 1..close];
+        // Copies in plain blocks cannot `continue` or `break` the loop they came from.
+        debug_assert!(
+            !body.contains("continue") && !body.contains("break"),
+            "unrolled loop body uses continue/break"
+        );
         let copies: String = (0..count)
             .map(|k| format!("{{ let {var} = {k}u;{body}}}"))
             .collect();

@@ -45,8 +45,7 @@ const TAIL: u64 = 64;
 /// A buffer holding `payload` at byte LEAD, with guard words before and after.
 pub fn guarded_buffer(ctx: &FlashContext, label: &str, payload: &[u8]) -> wgpu::Buffer {
     let size = (LEAD + payload.len() as u64).next_multiple_of(4) + TAIL;
-    let mut bytes: Vec<u8> = std::iter::repeat(GUARD.to_le_bytes())
-        .take(size as usize / 4)
+    let mut bytes: Vec<u8> = std::iter::repeat_n(GUARD.to_le_bytes(), size as usize / 4)
         .flatten()
         .collect();
     bytes[LEAD as usize..LEAD as usize + payload.len()].copy_from_slice(payload);
