@@ -10,7 +10,7 @@ echo "== tests on Vulkan"
 WGPU_BACKEND=vulkan cargo test --release
 
 echo "== tests on GL"
-# wgpu's GL backend serialises all work on one context: run the tests one at a time.
+# wgpu's GL backend runs all work on one GL context: run the tests one at a time.
 WGPU_BACKEND=gl cargo test --release --tests -- --test-threads=1
 
 echo "== docs"

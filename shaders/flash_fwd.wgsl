@@ -41,10 +41,10 @@ struct Params {
     seq_kv: u32,
     group: u32,          // heads_q / heads_kv
     causal_offset: i32,  // seq_kv - seq_q: query i sees keys j <= i + causal_offset
-    scale_log2: f32,     // softmax_scale * log2(e): scores live in base 2
+    scale_log2: f32,     // |softmax_scale| * log2(e)
     lse_offset: u32,     // in f32 elements
     heads_q: u32,
-    _pad: u32,
+    score_sign: f32,     // sign of softmax_scale: exact, so scores stay unscaled until exp2
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,
     k: vec4<u32>,
@@ -166,7 +166,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 if (CAUSAL) {
                     visible = visible && i32(key) <= i32(row) + params.causal_offset;
                 }
-                let x = select(MASKED, s[i * RN + j] * params.scale_log2, visible);
+                let x = select(MASKED, s[i * RN + j] * params.score_sign, visible);
                 s[i * RN + j] = x;
                 part_max = max(part_max, x);
             }
@@ -181,7 +181,10 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             for (var t = 0u; t < TX; t++) {
                 m_new = max(m_new, row_red[r * TX + t]);
             }
-            let alpha = exp2(m_run[i] - m_new);
+            // Scores are kept unscaled and the scale is applied inside one fma, as FlashAttention does:
+            // the rounding of m_new * scale_log2 is common to the whole row and cancels in O.
+            let alpha = select(exp2((m_run[i] - m_new) * params.scale_log2), 0.0, m_run[i] <= MASKED);
+            let m_scaled = m_new * params.scale_log2;
             m_run[i] = m_new;
             var l_new = l_run[i] * alpha;
             for (var c = 0u; c < RD4; c++) {
@@ -189,7 +192,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             }
             for (var j = 0u; j < RN; j++) {
                 let x = s[i * RN + j];
-                let pr = select(0.0, exp2(x - m_new), x > MASKED);
+                let pr = select(0.0, exp2(fma(x, params.scale_log2, -m_scaled)), x > MASKED);
                 l_new += pr;
                 p_tile[r * PROW + tx + j * TX] = pr;
             }
@@ -253,7 +256,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 }
             }
             if (WRITE_LSE && tx == 0u) {
-                let lse = m_run[i] * LN2 + log(l);
+                let lse = m_run[i] * params.scale_log2 * LN2 + log(l);
                 let at = params.lse_offset + (batch * params.heads_q + head_q) * params.seq_q + row;
                 lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0);
             }

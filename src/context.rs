@@ -195,7 +195,13 @@ impl FlashContext {
                 layout: Some(layout),
                 module: &module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                // Every kernel writes its workgroup memory before reading it, so the zero-fill that
+                // wgpu would add is wasted work; on the GL backend it also becomes one giant array
+                // constructor that took Mesa's GLSL compiler 15 to 55 s per kernel variant.
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    zero_initialize_workgroup_memory: false,
+                    ..Default::default()
+                },
                 cache: None,
             });
         if let Some(Some(err)) = scope.pop().now_or_never() {

@@ -275,18 +275,3 @@ pub fn shape(p: &Attention) -> String {
         if p.causal { " causal" } else { "" }
     )
 }
-
-/// The entries of a sweep to run on this adapter. On wgpu's GL backend each new kernel variant
-/// costs Mesa's GLSL compiler (llvmpipe) 15 to 55 seconds, so there a sweep keeps `keep_on_gl`
-/// entries spread over the list (first and last included) and says so; elsewhere it keeps all.
-pub fn sweep<T: Clone + std::fmt::Debug>(what: &str, items: &[T], keep_on_gl: usize) -> Vec<T> {
-    if ctx().caps().backend != "Gl" || items.len() <= keep_on_gl {
-        return items.to_vec();
-    }
-    let n = items.len();
-    let kept: Vec<T> = (0..keep_on_gl)
-        .map(|k| items[k * (n - 1) / (keep_on_gl - 1).max(1)].clone())
-        .collect();
-    eprintln!("THINNED on GL (slow shader compiles): {what}: running {kept:?} of {n} entries");
-    kept
-}
