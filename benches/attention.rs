@@ -117,6 +117,7 @@ fn parse_dtype(s: &str) -> Result<DType, String> {
     match s {
         "f32" => Ok(DType::F32),
         "f16" => Ok(DType::F16),
+        "bf16" => Ok(DType::BF16),
         _ => Err(format!("unknown dtype {s:?} (expected f32 or f16)")),
     }
 }
@@ -149,10 +150,12 @@ fn parse_tiles(s: &str) -> Result<Tiles, String> {
 /// - f16: O is rounded to f16 on output, up to half an ULP: 2^-12 * max|v| = 2.4e-4 * max|v|.
 ///   Tensor-core variants may also round P (and S) to f16, adding errors of the same order.
 ///   4e-3 = 16 half-ULPs at 1.0 covers these with margin.
+/// - bf16: the output rounding alone is up to 2^-9 = 2e-3; 3e-2 = 16 half-ULPs.
 fn tolerance(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => 1e-4,
         DType::F16 => 4e-3,
+        DType::BF16 => 3e-2,
     }
 }
 
@@ -284,6 +287,8 @@ impl Buffers {
             v: v.into(),
             out: (&self.out).into(),
             lse: self.lse.as_ref().map(Into::into),
+            alibi_slopes: None,
+            sinks: None,
         }
     }
 }
@@ -389,6 +394,7 @@ fn random_inputs(n: u64, dtype: DType, rng: &mut ChaCha8Rng) -> Vec<f32> {
             match dtype {
                 DType::F32 => x,
                 DType::F16 => half::f16::from_f32(x).to_f32(),
+                DType::BF16 => half::bf16::from_f32(x).to_f32(),
             }
         })
         .collect()

@@ -17,7 +17,11 @@ const BM: u32 = 32u;      // query rows per workgroup
 const BN: u32 = 32u;      // keys per tile
 const TX: u32 = 16u;      // threads along a row
 const TY: u32 = 16u;      // thread rows
-const CAUSAL: bool = false;
+const BANDED: bool = false;   // a causal mask or a sliding window limits the keys of a row
+const SCALED: bool = false;   // scores are scaled before exp2 (softcap or ALiBi need real logits)
+const SOFTCAP: bool = false;
+const ALIBI: bool = false;
+const SINKS: bool = false;
 const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
@@ -34,17 +38,26 @@ const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
 const LN2: f32 = 0.6931471805599453;
+const LOG2E: f32 = 1.4426950408889634;
 const NEG_INF_BITS: u32 = 0xff800000u;
 
 struct Params {
     seq_q: u32,
     seq_kv: u32,
     group: u32,          // heads_q / heads_kv
-    causal_offset: i32,  // seq_kv - seq_q: query i sees keys j <= i + causal_offset
-    scale_log2: f32,     // |softmax_scale| * log2(e)
+    diag_offset: i32,    // seq_kv - seq_q: query i's diagonal key is i + diag_offset
+    scale_log2: f32,     // |softmax_scale| * log2(e); log2(e) when SCALED
     lse_offset: u32,     // in f32 elements
     heads_q: u32,
     score_sign: f32,     // sign of softmax_scale: exact, so scores stay unscaled until exp2
+    win_left: i32,       // keys before the diagonal a query sees; -1: unbounded
+    win_right: i32,      // keys after the diagonal; -1: unbounded (0 with causal)
+    scale: f32,          // softmax_scale, applied before exp2 when SCALED
+    softcap: f32,
+    alibi_offset: u32,   // in f32 elements
+    alibi_batch_stride: u32,  // 0: one slope per head; heads_q: one per (batch, head)
+    sinks_offset: u32,   // in f32 elements
+    _pad: u32,
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,
     k: vec4<u32>,
@@ -59,6 +72,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> o_buf: array<Packed4>;
 // LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
+@group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
+@group(0) @binding(7) var<storage, read> sinks_buf: array<f32>;
 
 var<workgroup> q_tile: array<vec4<f32>, BM * ROW4>;
 var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
@@ -87,11 +102,23 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         q_tile[r * ROW4 + c] = x;
     }
 
-    // Keys past kv_end are masked for every row of this block: their tiles are never visited.
+    // Keys outside [kv_start, kv_end) are masked for every row of this block: their tiles are never
+    // visited. The first row has the band's lowest key, the last row its highest.
+    var kv_start = 0u;
     var kv_end = params.seq_kv;
-    if (CAUSAL) {
+    if (BANDED) {
         let last_row = min(m0 + BM, params.seq_q) - 1u;
-        kv_end = u32(clamp(i32(last_row) + params.causal_offset + 1, 0, i32(params.seq_kv)));
+        if (params.win_left >= 0) {
+            let lo = clamp(i32(m0) + params.diag_offset - params.win_left, 0, i32(params.seq_kv));
+            kv_start = u32(lo) / BN * BN;
+        }
+        if (params.win_right >= 0) {
+            kv_end = u32(clamp(i32(last_row) + params.diag_offset + params.win_right + 1, 0, i32(params.seq_kv)));
+        }
+    }
+    var slope = 0.0;
+    if (ALIBI) {
+        slope = alibi_buf[params.alibi_offset + batch * params.alibi_batch_stride + head_q];
     }
 
     var m_run: array<f32, RM>;
@@ -112,13 +139,13 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     for (var u = 0u; u < LOADS; u++) {
         let i = lid + u * WG;
         var x = vec4<f32>(0.0);
-        if (i < BN * D4 && i / D4 < kv_end) {
-            x = unpack4(k_buf[k_base + (i / D4) * params.k.z + i % D4]);
+        if (i < BN * D4 && kv_start + i / D4 < params.seq_kv) {
+            x = unpack4(k_buf[k_base + (kv_start + i / D4) * params.k.z + i % D4]);
         }
         staged[u] = x;
     }
 
-    for (var n0 = 0u; n0 < kv_end; n0 += BN) {
+    for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
         // The previous tile's readers of kv_tile, p_tile and row_red are done (and q_tile is complete).
         workgroupBarrier();
         for (var u = 0u; u < LOADS; u++) {
@@ -156,17 +183,29 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             }
         }
 
-        // Scale into base 2, mask, and publish this thread's part of each row max.
+        // Score modifiers, the mask, and this thread's part of each row max.
         for (var i = 0u; i < RM; i++) {
             let row = m0 + ty + i * TY;
+            let diag = i32(row) + params.diag_offset;
             var part_max = MASKED;
             for (var j = 0u; j < RN; j++) {
                 let key = n0 + tx + j * TX;
                 var visible = key < params.seq_kv;
-                if (CAUSAL) {
-                    visible = visible && i32(key) <= i32(row) + params.causal_offset;
+                if (BANDED) {
+                    visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
+                    visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
                 }
-                let x = select(MASKED, s[i * RN + j] * params.score_sign, visible);
+                var x = s[i * RN + j] * params.score_sign;
+                if (SCALED) {
+                    x = s[i * RN + j] * params.scale;
+                    if (SOFTCAP) {
+                        x = params.softcap * tanh(x / params.softcap);
+                    }
+                    if (ALIBI) {
+                        x -= slope * f32(abs(diag - i32(key)));
+                    }
+                }
+                x = select(MASKED, x, visible);
                 s[i * RN + j] = x;
                 part_max = max(part_max, x);
             }
@@ -247,8 +286,19 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             l += row_red[r * TX + t];
         }
         if (row < params.seq_q) {
-            // A row that sees no key has l == 0: its output is 0 and its LSE -infinity.
-            let inv = select(0.0, 1.0 / l, l > 0.0);
+            // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the sink).
+            var inv = select(0.0, 1.0 / l, l > 0.0);
+            var lse = m_run[i] * params.scale_log2 * LN2 + log(l);
+            if (SINKS) {
+                // The sink joins the denominator: rescale both to the larger of row max and sink.
+                let m2 = m_run[i] * params.scale_log2;
+                let sink2 = sinks_buf[params.sinks_offset + head_q] * LOG2E;
+                let top = select(sink2, max(m2, sink2), l > 0.0);
+                let kept = select(0.0, exp2(m2 - top), l > 0.0);
+                let total = l * kept + exp2(sink2 - top);
+                inv = kept / total;
+                lse = top * LN2 + log(total);
+            }
             for (var c = 0u; c < RD4; c++) {
                 let d4 = tx + c * TX;
                 if (d4 < D4) {
@@ -256,9 +306,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 }
             }
             if (WRITE_LSE && tx == 0u) {
-                let lse = m_run[i] * params.scale_log2 * LN2 + log(l);
                 let at = params.lse_offset + (batch * params.heads_q + head_q) * params.seq_q + row;
-                lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0);
+                lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0 || SINKS);
             }
         }
     }

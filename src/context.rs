@@ -22,8 +22,9 @@ pub struct FlashContext {
     caps: DeviceCaps,
     forward_layout: wgpu::BindGroupLayout,
     forward_pipeline_layout: wgpu::PipelineLayout,
-    /// Bound where a plan writes no LSE.
-    unused_lse: wgpu::Buffer,
+    /// Bound where a plan uses no LSE (0: a writable slot) or no ALiBi slopes or sinks (1: read-only
+    /// slots); one buffer cannot be both in one dispatch.
+    placeholders: [wgpu::Buffer; 2],
     pipelines: Arc<Mutex<HashMap<(String, &'static str), wgpu::ComputePipeline>>>,
 }
 
@@ -110,6 +111,8 @@ impl FlashContext {
                 storage(3, true),
                 storage(4, false),
                 storage(5, false),
+                storage(6, true),
+                storage(7, true),
             ],
         });
         let forward_pipeline_layout =
@@ -118,11 +121,13 @@ impl FlashContext {
                 bind_group_layouts: &[Some(&forward_layout)],
                 immediate_size: 0,
             });
-        let unused_lse = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("unused lse"),
-            size: 16,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
+        let placeholders = ["unused writable binding", "unused read-only binding"].map(|label| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 16,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
         });
         FlashContext {
             device,
@@ -130,7 +135,7 @@ impl FlashContext {
             caps,
             forward_layout,
             forward_pipeline_layout,
-            unused_lse,
+            placeholders,
             pipelines: Arc::default(),
         }
     }
@@ -165,7 +170,7 @@ impl FlashContext {
             pipeline,
             device: self.device.clone(),
             layout: self.forward_layout.clone(),
-            unused_lse: self.unused_lse.clone(),
+            placeholders: self.placeholders.clone(),
         })
     }
 
@@ -223,6 +228,7 @@ impl FlashContext {
     /// forward pass and reads O (and LSE, when the problem asks for it) back as f32.
     ///
     /// Each slice holds its tensor as the problem's strides lay it out, starting at element 0.
+    /// Problems with ALiBi or sinks take their extra inputs through [`FlashContext::run_with`].
     pub async fn run(
         &self,
         problem: &Attention,
@@ -230,7 +236,54 @@ impl FlashContext {
         k: &[f32],
         v: &[f32],
     ) -> Result<AttentionOutput> {
+        self.run_with(
+            problem,
+            HostInputs {
+                q,
+                k,
+                v,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    /// [`FlashContext::run`] with every input the problem may need.
+    pub async fn run_with(
+        &self,
+        problem: &Attention,
+        inputs: HostInputs<'_>,
+    ) -> Result<AttentionOutput> {
+        let HostInputs {
+            q,
+            k,
+            v,
+            alibi_slopes,
+            sinks,
+        } = inputs;
         let plan = self.plan(problem)?;
+        let extras = [
+            ("alibi_slopes", alibi_slopes, problem.alibi_len()),
+            (
+                "sinks",
+                sinks,
+                if problem.sinks {
+                    problem.heads_q as u64
+                } else {
+                    0
+                },
+            ),
+        ];
+        for (tensor, data, expected) in extras {
+            let got = data.map_or(0, |d| d.len() as u64);
+            if got != expected {
+                return Err(FlashError::ShapeMismatch {
+                    tensor,
+                    expected,
+                    got,
+                });
+            }
+        }
         for (tensor, data) in [(Tensor::Q, q), (Tensor::K, k), (Tensor::V, v)] {
             let expected = problem.span_of(tensor);
             if data.len() as u64 != expected {
@@ -253,6 +306,20 @@ impl FlashContext {
                 })
         };
         let (qb, kb, vb) = (upload("q", q), upload("k", k), upload("v", v));
+        let upload_f32 = |name, data: Option<&[f32]>| {
+            data.map(|d| {
+                self.device
+                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some(name),
+                        contents: bytemuck::cast_slice(d),
+                        usage: wgpu::BufferUsages::STORAGE,
+                    })
+            })
+        };
+        let (ab, sb) = (
+            upload_f32("alibi_slopes", alibi_slopes),
+            upload_f32("sinks", sinks),
+        );
         let ob = self.tensor_buffer(problem, Tensor::O);
         let lb = problem.with_lse.then(|| self.lse_buffer(problem));
         let mut encoder = self.device.create_command_encoder(&Default::default());
@@ -264,6 +331,8 @@ impl FlashContext {
                 v: (&vb).into(),
                 out: (&ob).into(),
                 lse: lb.as_ref().map(Into::into),
+                alibi_slopes: ab.as_ref().map(Into::into),
+                sinks: sb.as_ref().map(Into::into),
             },
         )?;
         let o_read = self.readback_buffer(&mut encoder, &ob);
@@ -304,6 +373,16 @@ impl FlashContext {
     /// A zeroed buffer (`STORAGE | COPY_SRC | COPY_DST`) sized for the problem's LSE (f32).
     pub fn lse_buffer(&self, problem: &Attention) -> wgpu::Buffer {
         self.storage_buffer("lse", problem.lse_len() * 4)
+    }
+
+    /// Blocking [`FlashContext::run_with`] (not on wasm).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn run_with_blocking(
+        &self,
+        problem: &Attention,
+        inputs: HostInputs<'_>,
+    ) -> Result<AttentionOutput> {
+        pollster::block_on(self.run_with(problem, inputs))
     }
 
     pub(crate) fn storage_buffer(&self, label: &str, size: u64) -> wgpu::Buffer {
@@ -355,6 +434,75 @@ impl FlashContext {
     }
 }
 
+/// Where a small f32 vector (LSE, ALiBi slopes, sinks) is bound.
+struct VectorRange<'a> {
+    buffer: &'a wgpu::Buffer,
+    start: u64,
+    size: u64,
+    /// Index of its first element inside the binding.
+    first: u32,
+}
+
+impl<'a> VectorRange<'a> {
+    fn binding(&self) -> wgpu::BindingResource<'a> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: self.buffer,
+            offset: self.start,
+            size: std::num::NonZeroU64::new(self.size.next_multiple_of(4)),
+        })
+    }
+}
+
+/// Checks an optional f32 vector of `len` elements against whether the problem needs it.
+fn vector_range<'a>(
+    tensor: &'static str,
+    given: Option<TensorBuffer<'a>>,
+    needed: bool,
+    len: u64,
+    option: &'static str,
+    align: u64,
+) -> Result<Option<VectorRange<'a>>> {
+    let tb = match (needed, given) {
+        (false, _) => return Ok(None),
+        (true, None) => {
+            return Err(FlashError::BadOption {
+                what: tensor,
+                got: "None".into(),
+                why: match option {
+                    "with_lse" => "the problem asks for LSE (with_lse): give an lse buffer",
+                    "alibi" => "the problem uses ALiBi: give an alibi_slopes buffer",
+                    _ => "the problem uses attention sinks: give a sinks buffer",
+                },
+            })
+        }
+        (true, Some(tb)) => tb,
+    };
+    check_usage(tensor, tb.buffer)?;
+    if tb.offset % 4 != 0 {
+        return Err(FlashError::BadLayout {
+            tensor,
+            what: "byte offset",
+            got: tb.offset,
+            why: "must be a multiple of 4",
+        });
+    }
+    let needed = tb.offset + len * 4;
+    if needed > tb.buffer.size() {
+        return Err(FlashError::BufferTooSmall {
+            tensor,
+            needed,
+            got: tb.buffer.size(),
+        });
+    }
+    let start = tb.offset - tb.offset % align;
+    Ok(Some(VectorRange {
+        buffer: tb.buffer,
+        start,
+        size: needed - start,
+        first: ((tb.offset - start) / 4) as u32,
+    }))
+}
+
 fn poisoned() -> FlashError {
     FlashError::Wgpu("the pipeline cache lock was poisoned by a panic elsewhere".into())
 }
@@ -384,6 +532,10 @@ pub fn to_dtype_bytes(data: &[f32], dtype: DType) -> Vec<u8> {
             let h: Vec<half::f16> = data.iter().map(|&x| half::f16::from_f32(x)).collect();
             bytemuck::cast_slice(&h).to_vec()
         }
+        DType::BF16 => {
+            let h: Vec<half::bf16> = data.iter().map(|&x| half::bf16::from_f32(x)).collect();
+            bytemuck::cast_slice(&h).to_vec()
+        }
     }
 }
 
@@ -398,7 +550,26 @@ pub fn from_dtype_bytes(bytes: &[u8], dtype: DType) -> Vec<f32> {
             .chunks_exact(2)
             .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
             .collect(),
+        DType::BF16 => bytes
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
     }
+}
+
+/// Host data for [`FlashContext::run_with`], as f32 whatever the storage type.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostInputs<'a> {
+    /// Queries, laid out by the problem's strides.
+    pub q: &'a [f32],
+    /// Keys.
+    pub k: &'a [f32],
+    /// Values.
+    pub v: &'a [f32],
+    /// ALiBi slopes (`heads_q` or `batch * heads_q` values) when the problem uses ALiBi.
+    pub alibi_slopes: Option<&'a [f32]>,
+    /// Sink logits (`heads_q` values) when the problem uses sinks.
+    pub sinks: Option<&'a [f32]>,
 }
 
 /// Results of [`FlashContext::run`], as f32 whatever the storage type.
@@ -439,6 +610,48 @@ pub struct AttentionBuffers<'a> {
     pub out: TensorBuffer<'a>,
     /// Row log-sum-exp (f32, (batch, heads_q, seq_q)); required when the problem asks for it.
     pub lse: Option<TensorBuffer<'a>>,
+    /// ALiBi slopes (f32, `heads_q` or `batch * heads_q` values); required with ALiBi.
+    pub alibi_slopes: Option<TensorBuffer<'a>>,
+    /// Sink logits (f32, `heads_q` values); required with attention sinks.
+    pub sinks: Option<TensorBuffer<'a>>,
+}
+
+impl<'a> AttentionBuffers<'a> {
+    /// Q, K, V and O, with no optional buffers.
+    pub fn new(
+        q: impl Into<TensorBuffer<'a>>,
+        k: impl Into<TensorBuffer<'a>>,
+        v: impl Into<TensorBuffer<'a>>,
+        out: impl Into<TensorBuffer<'a>>,
+    ) -> Self {
+        AttentionBuffers {
+            q: q.into(),
+            k: k.into(),
+            v: v.into(),
+            out: out.into(),
+            lse: None,
+            alibi_slopes: None,
+            sinks: None,
+        }
+    }
+
+    /// Adds the LSE output.
+    pub fn lse(mut self, lse: impl Into<TensorBuffer<'a>>) -> Self {
+        self.lse = Some(lse.into());
+        self
+    }
+
+    /// Adds the ALiBi slopes.
+    pub fn alibi_slopes(mut self, slopes: impl Into<TensorBuffer<'a>>) -> Self {
+        self.alibi_slopes = Some(slopes.into());
+        self
+    }
+
+    /// Adds the sink logits.
+    pub fn sinks(mut self, sinks: impl Into<TensorBuffer<'a>>) -> Self {
+        self.sinks = Some(sinks.into());
+        self
+    }
 }
 
 /// A plan with its compiled pipeline, ready to record into command encoders.
@@ -448,7 +661,7 @@ pub struct FlashPlan {
     pipeline: wgpu::ComputePipeline,
     device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
-    unused_lse: wgpu::Buffer,
+    placeholders: [wgpu::Buffer; 2],
 }
 
 impl FlashPlan {
@@ -467,59 +680,48 @@ impl FlashPlan {
     }
 
     /// Like [`FlashPlan::encode`], writing GPU timestamps at the start and end of the pass.
-    pub fn encode_timed(
-        &self,
+    pub fn encode_timed<'a>(
+        &'a self,
         encoder: &mut wgpu::CommandEncoder,
-        buffers: &AttentionBuffers,
+        buffers: &AttentionBuffers<'a>,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
     ) -> Result<()> {
         let p = &self.plan.problem;
         let align = self.device.limits().min_storage_buffer_offset_alignment as u64;
         let ranges = crate::kernels::tensor_ranges(p, buffers, self.plan.storage, align)?;
-        let lse = match (p.with_lse, buffers.lse) {
-            (true, Some(tb)) => {
-                check_usage("lse", tb.buffer)?;
-                if tb.offset % 4 != 0 {
-                    return Err(FlashError::BadLayout {
-                        tensor: "lse",
-                        what: "byte offset",
-                        got: tb.offset,
-                        why: "must be a multiple of 4",
-                    });
-                }
-                let needed = tb.offset + p.lse_len() * 4;
-                if needed > tb.buffer.size() {
-                    return Err(FlashError::BufferTooSmall {
-                        tensor: "lse",
-                        needed,
-                        got: tb.buffer.size(),
-                    });
-                }
-                let start = tb.offset - tb.offset % align;
-                Some((
-                    tb.buffer,
-                    start,
-                    needed - start,
-                    ((tb.offset - start) / 4) as u32,
-                ))
-            }
-            (true, None) => {
-                return Err(FlashError::BadOption {
-                    what: "lse buffer",
-                    got: "None".into(),
-                    why: "the problem asks for LSE (with_lse)",
-                })
-            }
-            (false, _) => None,
-        };
-        if let Some((lse_buffer, ..)) = lse {
+        let lse = vector_range(
+            "lse",
+            buffers.lse,
+            p.with_lse,
+            p.lse_len(),
+            "with_lse",
+            align,
+        )?;
+        let alibi = vector_range(
+            "alibi_slopes",
+            buffers.alibi_slopes,
+            p.alibi.is_some(),
+            p.alibi_len(),
+            "alibi",
+            align,
+        )?;
+        let sinks = vector_range(
+            "sinks",
+            buffers.sinks,
+            p.sinks,
+            p.heads_q as u64,
+            "sinks",
+            align,
+        )?;
+        if let Some(lse) = &lse {
             let tensors = [
                 buffers.q.buffer,
                 buffers.k.buffer,
                 buffers.v.buffer,
                 buffers.out.buffer,
             ];
-            if tensors.contains(&lse_buffer) {
+            let inputs = [&alibi, &sinks].into_iter().flatten().map(|r| r.buffer);
+            if tensors.into_iter().chain(inputs).any(|b| b == lse.buffer) {
                 return Err(FlashError::BadLayout {
                     tensor: "lse",
                     what: "buffer",
@@ -528,15 +730,15 @@ impl FlashPlan {
                 });
             }
         }
+        let first = |r: &Option<VectorRange>| r.as_ref().map_or(0, |r| r.first);
         let params = forward::params(
             &self.plan,
-            [
-                ranges[0].first4,
-                ranges[1].first4,
-                ranges[2].first4,
-                ranges[3].first4,
-            ],
-            lse.map_or(0, |l| l.3),
+            ranges.map(|r| r.first4),
+            forward::ExtraOffsets {
+                lse: first(&lse),
+                alibi: first(&alibi),
+                sinks: first(&sinks),
+            },
         );
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let uniform = self
@@ -546,13 +748,9 @@ impl FlashPlan {
                 contents: bytemuck::bytes_of(&params),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        let lse_res = match lse {
-            Some((b, offset, size, _)) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: b,
-                offset,
-                size: std::num::NonZeroU64::new(size.next_multiple_of(4)),
-            }),
-            None => self.unused_lse.as_entire_binding(),
+        let resource = |r: &Option<VectorRange<'a>>, slot: usize| match r {
+            Some(r) => r.binding(),
+            None => self.placeholders[slot].as_entire_binding(),
         };
         let bind_group = crate::kernels::bind_group(
             &self.device,
@@ -560,7 +758,7 @@ impl FlashPlan {
             &uniform,
             buffers,
             &ranges,
-            lse_res,
+            [resource(&lse, 0), resource(&alibi, 1), resource(&sinks, 1)],
         );
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -9,7 +9,9 @@ pub mod problem;
 pub mod reference;
 pub mod tuning;
 
-pub use context::{AttentionBuffers, AttentionOutput, FlashContext, FlashPlan, TensorBuffer};
+pub use context::{
+    AttentionBuffers, AttentionOutput, FlashContext, FlashPlan, HostInputs, TensorBuffer,
+};
 pub use error::{FlashError, Result};
 pub use plan::{DeviceCaps, Kernel, Plan, PlanOptions, Storage, Tiles};
-pub use problem::{Attention, DType, Strides, Tensor};
+pub use problem::{AlibiSlopes, Attention, DType, Strides, Tensor};

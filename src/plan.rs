@@ -77,6 +77,8 @@ pub enum Storage {
     F16,
     /// f16 pairs packed in `u32` words, converted with `unpack2x16float`; works everywhere.
     F16Packed,
+    /// bf16 pairs packed in `u32` words, converted with shifts (an f32's upper half).
+    BF16Packed,
 }
 
 impl Storage {
@@ -86,6 +88,7 @@ impl Storage {
             Storage::F32 => "f32",
             Storage::F16 => "f16",
             Storage::F16Packed => "f16-packed",
+            Storage::BF16Packed => "bf16-packed",
         }
     }
 }
@@ -180,16 +183,24 @@ impl Plan {
     pub fn key_tiles_visited(&self) -> u64 {
         let p = &self.problem;
         let t = self.tiles;
-        let off = p.seq_kv as i64 - p.seq_q as i64;
+        let (bm, bn) = (t.block_m as i64, t.block_n as i64);
         let per_head: u64 = (0..self.grid[0] as i64)
             .map(|bx| {
-                let last_row = ((bx + 1) * t.block_m as i64).min(p.seq_q as i64) - 1;
-                let end = if p.causal {
-                    (last_row + off + 1).clamp(0, p.seq_kv as i64)
-                } else {
-                    p.seq_kv as i64
-                };
-                (end as u64).div_ceil(t.block_n as u64)
+                // As the shader: the first row's band start and the last row's band end.
+                let first_row = bx * bm;
+                let last_row = ((bx + 1) * bm).min(p.seq_q as i64) - 1;
+                let start = p
+                    .band(first_row as u32)
+                    .0
+                    .unwrap_or(0)
+                    .clamp(0, p.seq_kv as i64)
+                    / bn
+                    * bn;
+                let end = p
+                    .band(last_row as u32)
+                    .1
+                    .map_or(p.seq_kv as i64, |h| (h + 1).clamp(0, p.seq_kv as i64));
+                ((end - start).max(0) as u64).div_ceil(bn as u64)
             })
             .sum();
         per_head * p.batch as u64 * p.heads_q as u64
@@ -250,6 +261,7 @@ pub fn storage_for(dtype: DType, caps: &DeviceCaps, force_packed_f16: bool) -> S
         DType::F32 => Storage::F32,
         DType::F16 if caps.shader_f16 && !force_packed_f16 => Storage::F16,
         DType::F16 => Storage::F16Packed,
+        DType::BF16 => Storage::BF16Packed,
     }
 }
 

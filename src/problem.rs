@@ -14,6 +14,8 @@ pub enum DType {
     F32,
     /// IEEE binary16. Read natively where the device has `SHADER_F16`, otherwise as packed `u32` pairs.
     F16,
+    /// bfloat16 (the upper half of an f32), read as packed `u32` pairs (WGSL has no bf16 type).
+    BF16,
 }
 
 impl DType {
@@ -21,7 +23,7 @@ impl DType {
     pub fn size(self) -> u64 {
         match self {
             DType::F32 => 4,
-            DType::F16 => 2,
+            DType::F16 | DType::BF16 => 2,
         }
     }
 
@@ -30,6 +32,7 @@ impl DType {
         match self {
             DType::F32 => "f32",
             DType::F16 => "f16",
+            DType::BF16 => "bf16",
         }
     }
 }
@@ -67,6 +70,15 @@ impl Strides {
             + (heads as u64 - 1) * self.head
             + head_dim as u64
     }
+}
+
+/// Where ALiBi slopes come from: an f32 buffer of `heads_q` values, or of `batch * heads_q`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AlibiSlopes {
+    /// One slope per query head, shared by the batch.
+    PerHead,
+    /// One slope per (batch, query head), laid out batch-major.
+    PerBatchHead,
 }
 
 /// Which tensor of the problem a layout belongs to.
@@ -129,6 +141,17 @@ pub struct Attention {
     pub with_lse: bool,
     /// Strides of q, k, v and out, in that order.
     pub strides: [Strides; 4],
+    /// Sliding window (left, right) as in FlashAttention: query i sees keys j with
+    /// i + off - left <= j <= i + off + right, off = seq_kv - seq_q; -1 leaves a side unbounded.
+    pub window_size: (i32, i32),
+    /// Logit soft-capping: scores s become softcap * tanh(s / softcap) (after scaling, before masks).
+    /// 0 turns it off.
+    pub softcap: f32,
+    /// ALiBi: score -= slope * |i + off - j|, slopes from a buffer (see [`AlibiSlopes`]).
+    pub alibi: Option<AlibiSlopes>,
+    /// Attention sinks: one logit per query head (an f32 buffer of `heads_q` values) joins every
+    /// row's softmax denominator and contributes no value.
+    pub sinks: bool,
 }
 
 impl Attention {
@@ -159,7 +182,63 @@ impl Attention {
                 Strides::contiguous(seq_kv, heads_kv, head_dim),
                 Strides::contiguous(seq_q, heads_q, head_dim),
             ],
+            window_size: (-1, -1),
+            softcap: 0.0,
+            alibi: None,
+            sinks: false,
         }
+    }
+
+    /// Sets the sliding window (left, right); -1 leaves a side unbounded. Combined with causal,
+    /// the right side is at most 0.
+    pub fn window_size(mut self, left: i32, right: i32) -> Self {
+        self.window_size = (left, right);
+        self
+    }
+
+    /// Sets the logit soft cap (0 turns it off).
+    pub fn softcap(mut self, softcap: f32) -> Self {
+        self.softcap = softcap;
+        self
+    }
+
+    /// Turns ALiBi on, with slopes laid out as given (or off, with `None`).
+    pub fn alibi(mut self, slopes: Option<AlibiSlopes>) -> Self {
+        self.alibi = slopes;
+        self
+    }
+
+    /// Turns attention sinks on or off (one sink logit per query head, from a buffer).
+    pub fn sinks(mut self, sinks: bool) -> Self {
+        self.sinks = sinks;
+        self
+    }
+
+    /// Number of ALiBi slopes the problem reads (0 without ALiBi).
+    pub fn alibi_len(&self) -> u64 {
+        match self.alibi {
+            None => 0,
+            Some(AlibiSlopes::PerHead) => self.heads_q as u64,
+            Some(AlibiSlopes::PerBatchHead) => self.batch as u64 * self.heads_q as u64,
+        }
+    }
+
+    /// The band of keys query `i` may see, as (first, last) inclusive, before clipping to
+    /// [0, seq_kv): the window and the causal mask together. `None` on a side means unbounded.
+    pub fn band(&self, i: u32) -> (Option<i64>, Option<i64>) {
+        let diag = i as i64 + self.seq_kv as i64 - self.seq_q as i64;
+        let (left, right) = self.window_size;
+        let lo = (left >= 0).then(|| diag - left as i64);
+        let mut hi = (right >= 0).then(|| diag + right as i64);
+        if self.causal {
+            hi = Some(hi.map_or(diag, |h| h.min(diag)));
+        }
+        (lo, hi)
+    }
+
+    /// True when some keys are masked by position (causal or a window).
+    pub fn banded(&self) -> bool {
+        self.causal || self.window_size.0 >= 0 || self.window_size.1 >= 0
     }
 
     /// Sets the storage type.
@@ -230,14 +309,14 @@ impl Attention {
 
     /// Number of (query, key) pairs that the mask lets through, summed over batch and heads.
     pub fn visible_pairs(&self) -> u64 {
-        let per_head = if self.causal {
-            let off = self.seq_kv as i64 - self.seq_q as i64;
-            (0..self.seq_q as i64)
-                .map(|i| (i + off + 1).clamp(0, self.seq_kv as i64) as u64)
-                .sum()
-        } else {
-            self.seq_q as u64 * self.seq_kv as u64
-        };
+        let per_head: u64 = (0..self.seq_q)
+            .map(|i| {
+                let (lo, hi) = self.band(i);
+                let lo = lo.unwrap_or(0).max(0);
+                let hi = hi.unwrap_or(i64::MAX).min(self.seq_kv as i64 - 1);
+                (hi - lo + 1).max(0) as u64
+            })
+            .sum();
         per_head * self.batch as u64 * self.heads_q as u64
     }
 
@@ -289,6 +368,26 @@ impl Attention {
                 what: "softmax_scale",
                 got: scale.to_string(),
                 why: "it must be finite",
+            });
+        }
+        let (left, right) = self.window_size;
+        for (what, v) in [
+            ("window_size.0 (left)", left),
+            ("window_size.1 (right)", right),
+        ] {
+            if v < -1 {
+                return Err(FlashError::BadOption {
+                    what,
+                    got: v.to_string(),
+                    why: "a window side is -1 (unbounded) or at least 0",
+                });
+            }
+        }
+        if !(self.softcap.is_finite() && self.softcap >= 0.0) {
+            return Err(FlashError::BadOption {
+                what: "softcap",
+                got: self.softcap.to_string(),
+                why: "it must be 0 (off) or a finite positive cap",
             });
         }
         for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {

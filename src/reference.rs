@@ -3,7 +3,8 @@
 //! It materializes every score row, takes its maximum, exponentiates and normalizes: the textbook
 //! softmax, deliberately not the online algorithm the kernels use.
 
-use crate::problem::{Attention, Tensor};
+use crate::context::HostInputs;
+use crate::problem::{AlibiSlopes, Attention, Tensor};
 
 /// O and the natural-log LSE of a problem, in f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,14 +15,19 @@ pub struct Reference {
     pub lse: Vec<f64>,
 }
 
-/// Whether query `i` may see key `j` under the problem's mask.
+/// Whether query `i` may see key `j`: the causal mask and the sliding window, by their definitions
+/// (off = seq_kv - seq_q; causal: j <= i + off; window (left, right): i + off - left <= j <= i + off + right).
 pub fn visible(p: &Attention, i: u32, j: u32) -> bool {
-    !p.causal || (j as i64) <= i as i64 + p.seq_kv as i64 - p.seq_q as i64
+    let diag = i as i64 + p.seq_kv as i64 - p.seq_q as i64;
+    let j = j as i64;
+    let (left, right) = p.window_size;
+    (!p.causal || j <= diag)
+        && (left < 0 || j >= diag - left as i64)
+        && (right < 0 || j <= diag + right as i64)
 }
 
-/// Naive attention over host tensors laid out by the problem's strides (element 0 at index 0).
-/// `round` is applied to every input element first (to model a storage type) and every product
-/// of the computation stays in f64.
+/// Naive attention over host tensors laid out by the problem's strides (element 0 at index 0),
+/// for problems without ALiBi or sinks.
 pub fn attention(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Reference {
     attention_with(p, q, k, v, |x| x as f64)
 }
@@ -34,6 +40,29 @@ pub fn attention_with(
     v: &[f32],
     read: impl Fn(f32) -> f64,
 ) -> Reference {
+    attention_full(
+        p,
+        HostInputs {
+            q,
+            k,
+            v,
+            ..Default::default()
+        },
+        read,
+    )
+}
+
+/// Naive attention with every option: each visible score is scale * q.k, soft-capped
+/// (c * tanh(s / c)), minus slope * |i + off - j| under ALiBi; the row's softmax denominator also
+/// holds exp(sink) under sinks. A row with no visible key gives O = 0 and LSE = the sink, or -inf.
+pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f64) -> Reference {
+    let HostInputs {
+        q,
+        k,
+        v,
+        alibi_slopes,
+        sinks,
+    } = inputs;
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
     let scale = p.scale() as f64;
@@ -41,41 +70,62 @@ pub fn attention_with(
         let st = p.strides_of(t);
         (b as u64 * st.batch + s as u64 * st.seq + h as u64 * st.head) as usize
     };
-    let mut out = vec![0.0; (p.len_of(Tensor::O)) as usize];
+    let mut out = vec![0.0; p.len_of(Tensor::O) as usize];
     let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
-    let mut scores = vec![0.0f64; p.seq_kv as usize];
+    let mut scores = vec![f64::NEG_INFINITY; p.seq_kv as usize];
     for b in 0..p.batch {
         for h in 0..p.heads_q {
             let hk = h / group;
+            let slope = match p.alibi {
+                None => 0.0,
+                Some(AlibiSlopes::PerHead) => alibi_slopes.map_or(0.0, |s| s[h as usize] as f64),
+                Some(AlibiSlopes::PerBatchHead) => {
+                    alibi_slopes.map_or(0.0, |s| s[(b * p.heads_q + h) as usize] as f64)
+                }
+            };
+            let sink = if p.sinks {
+                sinks.map(|s| s[h as usize] as f64)
+            } else {
+                None
+            };
             for i in 0..p.seq_q {
                 let qi = at(Tensor::Q, b, i, h);
-                let mut max = f64::NEG_INFINITY;
                 for j in 0..p.seq_kv {
-                    let kj = at(Tensor::K, b, j, hk);
-                    let s = if visible(p, i, j) {
-                        scale
+                    scores[j as usize] = if visible(p, i, j) {
+                        let kj = at(Tensor::K, b, j, hk);
+                        let mut s = scale
                             * (0..d)
                                 .map(|c| read(q[qi + c]) * read(k[kj + c]))
-                                .sum::<f64>()
+                                .sum::<f64>();
+                        if p.softcap > 0.0 {
+                            let cap = p.softcap as f64;
+                            s = cap * (s / cap).tanh();
+                        }
+                        let distance =
+                            (i as f64 + p.seq_kv as f64 - p.seq_q as f64 - j as f64).abs();
+                        s - slope * distance
                     } else {
                         f64::NEG_INFINITY
                     };
-                    scores[j as usize] = s;
-                    max = max.max(s);
                 }
+                let max = scores
+                    .iter()
+                    .cloned()
+                    .chain(sink)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if max == f64::NEG_INFINITY {
+                    continue; // no visible key and no sink: O stays 0, LSE -inf
+                }
+                let sum: f64 = scores
+                    .iter()
+                    .chain(sink.as_ref())
+                    .map(|s| (s - max).exp())
+                    .sum();
                 let o = ((b as usize * p.seq_q as usize + i as usize) * p.heads_q as usize
                     + h as usize)
                     * d;
-                if max == f64::NEG_INFINITY {
-                    continue; // no visible key: O stays 0, LSE -inf
-                }
-                let mut sum = 0.0;
-                for s in scores.iter_mut() {
-                    *s = (*s - max).exp();
-                    sum += *s;
-                }
                 for j in 0..p.seq_kv {
-                    let w = scores[j as usize] / sum;
+                    let w = (scores[j as usize] - max).exp() / sum;
                     if w == 0.0 {
                         continue;
                     }

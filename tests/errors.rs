@@ -230,6 +230,8 @@ fn buffers_that_do_not_fit() {
         v: (&kv).into(),
         out,
         lse,
+        alibi_slopes: None,
+        sinks: None,
     };
     // Too small, counting the offset.
     let err = plan
@@ -301,7 +303,7 @@ fn buffers_that_do_not_fit() {
         matches!(
             err,
             FlashError::BadOption {
-                what: "lse buffer",
+                what: "lse",
                 ..
             }
         ),

@@ -78,6 +78,8 @@ fn run(
         v: tb(offsets[2]),
         out: (&out).into(),
         lse: None,
+        alibi_slopes: None,
+        sinks: None,
     };
     let mut encoder = device.create_command_encoder(&Default::default());
     base.encode(&mut encoder, &buffers, None).expect("encodes");
@@ -101,12 +103,16 @@ fn check(ctx: &FlashContext, p: &Attention, opts: MaterializedOptions, seed: u64
     let exact = reference::attention(p, &qkv[0], &qkv[1], &qkv[2]).out;
     let tol = match p.dtype {
         DType::F32 => 2e-5,
-        DType::F16 => {
-            let rounded = reference::attention_with(p, &qkv[0], &qkv[1], &qkv[2], round_f16).out;
+        DType::F16 | DType::BF16 => {
+            let round = |x: f32| match p.dtype {
+                DType::BF16 => half::bf16::from_f32(x).to_f64(),
+                _ => round_f16(x),
+            };
+            let rounded = reference::attention_with(p, &qkv[0], &qkv[1], &qkv[2], round).out;
             let naive = rounded
                 .iter()
                 .zip(&exact)
-                .map(|(r, e)| (round_f16(*r as f32) - e).abs())
+                .map(|(r, e)| (round(*r as f32) - e).abs())
                 .fold(0.0, f64::max);
             2.0 * naive + 1e-4
         }
@@ -260,6 +266,8 @@ fn cannot_allocate_and_bad_buffers() {
         v: (&v).into(),
         out: (&small).into(),
         lse: None,
+        alibi_slopes: None,
+        sinks: None,
     };
     assert!(matches!(
         base.encode(&mut encoder, &buffers, None),

@@ -20,11 +20,19 @@ pub(crate) struct Params {
     seq_q: u32,
     seq_kv: u32,
     group: u32,
-    causal_offset: i32,
+    diag_offset: i32,
     scale_log2: f32,
     lse_offset: u32,
     heads_q: u32,
     score_sign: f32,
+    win_left: i32,
+    win_right: i32,
+    scale: f32,
+    softcap: f32,
+    alibi_offset: u32,
+    alibi_batch_stride: u32,
+    sinks_offset: u32,
+    _pad: u32,
     q: [u32; 4],
     k: [u32; 4],
     v: [u32; 4],
@@ -37,13 +45,18 @@ pub fn shader_source(plan: &Plan) -> String {
     let t = plan.tiles;
     let header = format!(
         "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
-         const CAUSAL: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
+         const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
+         const SINKS: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
         p.head_dim / 4,
         t.block_m,
         t.block_n,
         t.threads_x,
         t.threads_y,
-        p.causal,
+        p.banded(),
+        scaled(p),
+        p.softcap > 0.0,
+        p.alibi.is_some(),
+        p.sinks,
         p.with_lse,
         super::storage_wgsl(plan.storage),
     );
@@ -70,7 +83,7 @@ pub fn shader_source(plan: &Plan) -> String {
 pub(crate) fn element_bytes(storage: Storage) -> u64 {
     match storage {
         Storage::F32 => 4,
-        Storage::F16 | Storage::F16Packed => 2,
+        Storage::F16 | Storage::F16Packed | Storage::BF16Packed => 2,
     }
 }
 
@@ -122,19 +135,48 @@ pub(crate) fn bind_range(
     })
 }
 
+/// Softcap and ALiBi act on real logits: such plans scale scores before the exponential instead of
+/// folding the scale into it.
+fn scaled(p: &Attention) -> bool {
+    p.softcap > 0.0 || p.alibi.is_some()
+}
+
+/// Positions (in f32 elements, inside their bindings) of the small f32 inputs and outputs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ExtraOffsets {
+    pub lse: u32,
+    pub alibi: u32,
+    pub sinks: u32,
+}
+
 /// Fills the params uniform for a plan and the tensors' positions inside their bindings.
-pub(crate) fn params(plan: &Plan, first4: [u32; 4], lse_first: u32) -> Params {
+pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Params {
     let p: &Attention = &plan.problem;
     let strides4 = |t: Tensor, first: u32| super::strides4(p, t, first);
     Params {
         seq_q: p.seq_q,
         seq_kv: p.seq_kv,
         group: p.heads_q / p.heads_kv,
-        causal_offset: p.seq_kv as i32 - p.seq_q as i32,
-        scale_log2: p.scale().abs() * std::f32::consts::LOG2_E,
-        lse_offset: lse_first,
+        diag_offset: p.seq_kv as i32 - p.seq_q as i32,
+        scale_log2: if scaled(p) { 1.0 } else { p.scale().abs() } * std::f32::consts::LOG2_E,
+        lse_offset: extra.lse,
         heads_q: p.heads_q,
         score_sign: if p.scale() < 0.0 { -1.0 } else { 1.0 },
+        win_left: p.window_size.0,
+        win_right: match (p.causal, p.window_size.1) {
+            (true, r) if r < 0 => 0,
+            (true, r) => r.min(0),
+            (false, r) => r,
+        },
+        scale: p.scale(),
+        softcap: p.softcap,
+        alibi_offset: extra.alibi,
+        alibi_batch_stride: match p.alibi {
+            Some(crate::problem::AlibiSlopes::PerBatchHead) => p.heads_q,
+            _ => 0,
+        },
+        sinks_offset: extra.sinks,
+        _pad: 0,
         q: strides4(Tensor::Q, first4[0]),
         k: strides4(Tensor::K, first4[1]),
         v: strides4(Tensor::V, first4[2]),

@@ -170,6 +170,19 @@ impl Materialized {
         options: MaterializedOptions,
     ) -> Result<Self> {
         problem.validate()?;
+        let unsupported = [
+            ("window_size", problem.window_size != (-1, -1)),
+            ("softcap", problem.softcap > 0.0),
+            ("alibi", problem.alibi.is_some()),
+            ("sinks", problem.sinks),
+        ];
+        if let Some((what, _)) = unsupported.into_iter().find(|(_, on)| *on) {
+            return Err(FlashError::BadOption {
+                what,
+                got: "on".into(),
+                why: "the materialized baseline computes plain (optionally causal) attention only",
+            });
+        }
         let caps = ctx.caps();
         let storage = crate::plan::storage_for(problem.dtype, caps, options.force_packed_f16);
         check_device(problem, caps)?;
@@ -354,7 +367,7 @@ impl Materialized {
                     &uniform,
                     buffers,
                     &ranges,
-                    self.score_buffer.as_entire_binding(),
+                    [self.score_buffer.as_entire_binding()],
                 );
                 (group, pairs)
             })

@@ -66,15 +66,15 @@ pub(crate) fn strides4(p: &Attention, tensor: Tensor, first4: u32) -> [u32; 4] {
     ]
 }
 
-/// The bind group both attention layouts share: params at 0, Q K V O at 1..4, and `extra` at 5
-/// (the forward kernel's LSE, the baseline's scores).
-pub(crate) fn bind_group(
+/// The bind group both attention layouts share: params at 0, Q K V O at 1..4, and `extra` from 5
+/// on (the forward kernel's LSE, ALiBi slopes and sinks; the baseline's scores).
+pub(crate) fn bind_group<'a>(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     uniform: &wgpu::Buffer,
     buffers: &AttentionBuffers,
     ranges: &[BindRange; 4],
-    extra: wgpu::BindingResource,
+    extra: impl IntoIterator<Item = wgpu::BindingResource<'a>>,
 ) -> wgpu::BindGroup {
     let tensor = |b, r: &BindRange| {
         wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -99,10 +99,12 @@ pub(crate) fn bind_group(
             resource: tensor(b, r),
         });
     }
-    entries.push(wgpu::BindGroupEntry {
-        binding: 5,
-        resource: extra,
-    });
+    for (k, resource) in extra.into_iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: 5 + k as u32,
+            resource,
+        });
+    }
     device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("attention"),
         layout,
@@ -214,6 +216,16 @@ pub(crate) fn storage_wgsl(storage: Storage) -> &'static str {
             "alias Packed4 = vec2<u32>;\n\
              fn unpack4(x: Packed4) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }\n\
              fn pack4(x: vec4<f32>) -> Packed4 { return vec2<u32>(pack2x16float(x.xy), pack2x16float(x.zw)); }\n"
+        }
+        // bf16 is the upper half of an f32: unpack by shifting, pack by rounding to nearest even.
+        Storage::BF16Packed => {
+            "alias Packed4 = vec2<u32>;\n\
+             fn bf16_pair(w: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)); }\n\
+             fn bf16_round(x: f32) -> u32 { let u = bitcast<u32>(x); return (u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u; }\n\
+             fn unpack4(x: Packed4) -> vec4<f32> { return vec4<f32>(bf16_pair(x.x), bf16_pair(x.y)); }\n\
+             fn pack4(x: vec4<f32>) -> Packed4 {\n\
+                 return vec2<u32>(bf16_round(x.x) | (bf16_round(x.y) << 16u), bf16_round(x.z) | (bf16_round(x.w) << 16u));\n\
+             }\n"
         }
     }
 }

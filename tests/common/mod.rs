@@ -10,7 +10,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::{
-    reference, Attention, AttentionBuffers, DType, FlashContext, PlanOptions, Tensor, TensorBuffer,
+    reference, AlibiSlopes, Attention, AttentionBuffers, DType, FlashContext, HostInputs,
+    PlanOptions, Tensor, TensorBuffer,
 };
 
 /// The adapter of this run (WGPU_BACKEND picks it). No adapter is a failure, never a skip.
@@ -92,6 +93,10 @@ pub struct Inputs {
     pub q: Vec<f32>,
     pub k: Vec<f32>,
     pub v: Vec<f32>,
+    /// ALiBi slopes in [0, 0.5), when the problem uses ALiBi.
+    pub alibi: Option<Vec<f32>>,
+    /// Sink logits in [-2, 2), when the problem uses sinks.
+    pub sinks: Option<Vec<f32>>,
 }
 
 impl Inputs {
@@ -100,6 +105,23 @@ impl Inputs {
             q: random(p.span_of(Tensor::Q), seed, qk_magnitude),
             k: random(p.span_of(Tensor::K), seed + 1, qk_magnitude),
             v: random(p.span_of(Tensor::V), seed + 2, 1.0),
+            alibi: p.alibi.map(|_| {
+                random(p.alibi_len(), seed + 3, 0.25)
+                    .iter()
+                    .map(|x| x + 0.25)
+                    .collect()
+            }),
+            sinks: p.sinks.then(|| random(p.heads_q as u64, seed + 4, 2.0)),
+        }
+    }
+
+    pub fn host(&self) -> HostInputs<'_> {
+        HostInputs {
+            q: &self.q,
+            k: &self.k,
+            v: &self.v,
+            alibi_slopes: self.alibi.as_deref(),
+            sinks: self.sinks.as_deref(),
         }
     }
 }
@@ -129,6 +151,14 @@ pub fn run_gpu(
     let o = guarded_buffer(ctx, "out", &to_dtype_bytes(&nan, p.dtype)[..o_len as usize]);
     let lse_nan = vec![f32::NAN; p.lse_len() as usize];
     let lse = guarded_buffer(ctx, "lse", bytemuck::cast_slice(&lse_nan));
+    let alibi = inputs
+        .alibi
+        .as_ref()
+        .map(|a| guarded_buffer(ctx, "alibi", bytemuck::cast_slice(a)));
+    let sinks = inputs
+        .sinks
+        .as_ref()
+        .map(|a| guarded_buffer(ctx, "sinks", bytemuck::cast_slice(a)));
     let at = |buffer| TensorBuffer {
         buffer,
         offset: LEAD,
@@ -142,6 +172,8 @@ pub fn run_gpu(
             v: at(&v),
             out: at(&o),
             lse: p.with_lse.then(|| at(&lse)),
+            alibi_slopes: alibi.as_ref().map(at),
+            sinks: sinks.as_ref().map(at),
         },
     )
     .expect("encode");
@@ -162,13 +194,15 @@ pub fn round_to(dtype: DType, x: f32) -> f32 {
     match dtype {
         DType::F32 => x,
         DType::F16 => f16::from_f32(x).to_f32(),
+        DType::BF16 => half::bf16::from_f32(x).to_f32(),
     }
 }
 
 /// Naive attention carried out in the storage precision, the yardstick of the tolerance rule:
 /// f32 arithmetic for f32; for f16, f32 scores and sums (as any f16 kernel accumulates) with the
 /// probabilities and the output rounded to f16.
-pub fn naive_lowp(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Vec<f32> {
+pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
+    let (q, k, v) = (&inputs.q, &inputs.k, &inputs.v);
     let r = |x: f32| round_to(p.dtype, x);
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
@@ -179,6 +213,12 @@ pub fn naive_lowp(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Vec<f32> {
     let mut out = vec![0.0f32; p.len_of(Tensor::O) as usize];
     for b in 0..p.batch {
         for h in 0..p.heads_q {
+            let slope = match (p.alibi, &inputs.alibi) {
+                (Some(AlibiSlopes::PerHead), Some(a)) => a[h as usize],
+                (Some(AlibiSlopes::PerBatchHead), Some(a)) => a[(b * p.heads_q + h) as usize],
+                _ => 0.0,
+            };
+            let sink = inputs.sinks.as_ref().map(|s| s[h as usize]);
             for i in 0..p.seq_q {
                 let qi = at(Tensor::Q, b, i, h);
                 let s: Vec<f32> = (0..p.seq_kv)
@@ -187,15 +227,24 @@ pub fn naive_lowp(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Vec<f32> {
                             return f32::NEG_INFINITY;
                         }
                         let kj = at(Tensor::K, b, j, h / group);
-                        p.scale() * (0..d).map(|c| r(q[qi + c]) * r(k[kj + c])).sum::<f32>()
+                        let mut x =
+                            p.scale() * (0..d).map(|c| r(q[qi + c]) * r(k[kj + c])).sum::<f32>();
+                        if p.softcap > 0.0 {
+                            x = p.softcap * (x / p.softcap).tanh();
+                        }
+                        x - slope * (i as f32 + p.seq_kv as f32 - p.seq_q as f32 - j as f32).abs()
                     })
                     .collect();
-                let max = s.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                let max = s
+                    .iter()
+                    .cloned()
+                    .chain(sink)
+                    .fold(f32::NEG_INFINITY, f32::max);
                 if max == f32::NEG_INFINITY {
                     continue;
                 }
                 let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
-                let sum: f32 = e.iter().sum();
+                let sum: f32 = e.iter().sum::<f32>() + sink.map_or(0.0, |s| (s - max).exp());
                 let o = ((b * p.seq_q + i) * p.heads_q + h) as usize * d;
                 for c in 0..d {
                     let mut acc = 0.0f32;
@@ -216,8 +265,8 @@ pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) 
     let inputs = Inputs::new(p, seed, qk_magnitude);
     let got = run_gpu(ctx, p, options, &inputs);
     let rd = |x: f32| round_to(p.dtype, x) as f64;
-    let want = reference::attention_with(p, &inputs.q, &inputs.k, &inputs.v, rd);
-    let naive = naive_lowp(p, &inputs.q, &inputs.k, &inputs.v);
+    let want = reference::attention_full(p, inputs.host(), rd);
+    let naive = naive_lowp(p, &inputs);
     let mut kernel_err = 0.0f64;
     let mut naive_err = 0.0f64;
     for (idx, ((g, w), n)) in got.out.iter().zip(&want.out).zip(&naive).enumerate() {
@@ -231,6 +280,7 @@ pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) 
     let floor = match p.dtype {
         DType::F32 => 1e-6,
         DType::F16 => 1e-4,
+        DType::BF16 => 1e-3,
     };
     eprintln!(
         "{:?} {:?}: kernel err {kernel_err:.3e}, naive {} err {naive_err:.3e}",
@@ -251,7 +301,7 @@ pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) 
                     "{p:?}: lse {idx} of a row without keys must be -inf"
                 );
             } else {
-                let tol = 1e-5 * w.abs().max(1.0) + if p.dtype == DType::F16 { 1e-3 } else { 0.0 };
+                let tol = 1e-5 * w.abs().max(1.0) + if p.dtype == DType::F32 { 0.0 } else { 1e-3 };
                 assert!(
                     (*g as f64 - w).abs() <= tol,
                     "{p:?}: lse {idx}: got {g}, want {w}"
