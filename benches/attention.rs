@@ -77,6 +77,10 @@ struct Args {
     /// Make the flash kernel write the row log-sum-exp too (the baseline never does).
     #[arg(long)]
     lse: bool,
+    /// Sliding window LEFT,RIGHT (FlashAttention's window_size; -1 = unbounded). The baseline does
+    /// not support windows and is skipped for such rows.
+    #[arg(long, value_parser = parse_window, allow_hyphen_values = true)]
+    window: Option<(i32, i32)>,
     /// Timed runs per kernel and configuration (the median is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
@@ -472,6 +476,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         let problem = Attention::new(batch, heads, heads_kv, n, n, d)
             .dtype(dtype)
             .causal(causal)
+            .window_size(
+                args.window.map_or(-1, |w| w.0),
+                args.window.map_or(-1, |w| w.1),
+            )
             .with_lse(args.lse);
         eprint!(
             "[{}/{}] B={batch} H={heads} N={n} d={d} {} causal={causal} ... ",
@@ -502,7 +510,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             (None, Some(needed), _) => {
                 format!("cannot allocate ({} MB of scores per head)", mb(needed))
             }
-            (None, None, Some(_)) => "cannot allocate".into(),
+            (None, None, Some(_)) => "not run (see the note below)".into(),
             (None, None, None) => "-".into(),
         };
         println!(
@@ -776,6 +784,9 @@ fn bench_into(
                     "cannot allocate ({needed} B needed, limit {limit} B: {what})"
                 ));
             }
+            Err(e @ FlashError::BadOption { .. }) => {
+                row.baseline_note = Some(format!("not supported ({e})"));
+            }
             Err(e) => {
                 row.baseline_note = Some(format!("cannot allocate ({e})"));
             }
@@ -783,6 +794,18 @@ fn bench_into(
     }
     row.ok = ok;
     Ok(())
+}
+
+/// Parses `LEFT,RIGHT` (each -1 or more).
+fn parse_window(s: &str) -> Result<(i32, i32), String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    match parts.as_slice() {
+        [l, r] => Ok((
+            l.trim().parse().map_err(|e| format!("{e}"))?,
+            r.trim().parse().map_err(|e| format!("{e}"))?,
+        )),
+        _ => Err(format!("expected LEFT,RIGHT, got {s:?}")),
+    }
 }
 
 fn shell_quote(s: &str) -> String {

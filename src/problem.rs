@@ -321,8 +321,12 @@ impl Attention {
     }
 
     /// Floating-point operations by the convention of the FlashAttention papers:
-    /// 4 * B * H * Nq * Nk * d, halved when causal.
+    /// 4 * B * H * Nq * Nk * d, halved when causal. With a sliding window, 4 * d times the
+    /// (query, key) pairs the mask lets through.
     pub fn flops(&self) -> u64 {
+        if self.window_size != (-1, -1) {
+            return 4 * self.head_dim as u64 * self.visible_pairs();
+        }
         let full = 4
             * self.batch as u64
             * self.heads_q as u64

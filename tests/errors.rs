@@ -300,13 +300,7 @@ fn buffers_that_do_not_fit() {
         .encode(&mut enc, &bufs((&q).into(), (&o).into(), None))
         .unwrap_err();
     assert!(
-        matches!(
-            err,
-            FlashError::BadOption {
-                what: "lse",
-                ..
-            }
-        ),
+        matches!(err, FlashError::BadOption { what: "lse", .. }),
         "{err}"
     );
     let tiny = storage(32);

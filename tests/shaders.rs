@@ -48,13 +48,30 @@ fn every_forward_variant_validates_and_translates() {
     caps.shader_f16 = true;
     let mut n = 0;
     for d in [4, 12, 36, 64, 100, 128, 256] {
-        for (dtype, packed) in [(DType::F32, false), (DType::F16, false), (DType::F16, true)] {
-            for (causal, lse) in [(false, false), (true, true)] {
+        for (dtype, packed) in [
+            (DType::F32, false),
+            (DType::F16, false),
+            (DType::F16, true),
+            (DType::BF16, false),
+        ] {
+            // Plain; causal with LSE; every option at once (window, softcap, ALiBi, sinks).
+            for (causal, lse, all) in [
+                (false, false, false),
+                (true, true, false),
+                (true, true, true),
+            ] {
                 for tiles in tuning::forward_candidates() {
-                    let p = Attention::new(1, 1, 1, 4, 4, d)
+                    let mut p = Attention::new(1, 1, 1, 4, 4, d)
                         .dtype(dtype)
                         .causal(causal)
                         .with_lse(lse);
+                    if all {
+                        p = p
+                            .window_size(3, 2)
+                            .softcap(10.0)
+                            .alibi(Some(wgpu_flash_attn::AlibiSlopes::PerHead))
+                            .sinks(true);
+                    }
                     let Ok(plan) = plan_with(
                         &p,
                         &caps,
@@ -68,7 +85,7 @@ fn every_forward_variant_validates_and_translates() {
                     validate(
                         &forward::shader_source(&plan),
                         &format!(
-                            "forward d={d} {dtype:?} packed={packed} causal={causal} {tiles:?}"
+                            "forward d={d} {dtype:?} packed={packed} causal={causal} all options={all} {tiles:?}"
                         ),
                     );
                     n += 1;
@@ -82,10 +99,17 @@ fn every_forward_variant_validates_and_translates() {
 #[test]
 fn every_materialized_variant_validates_and_translates() {
     for d in [4, 36, 128, 256] {
-        for storage in [Storage::F32, Storage::F16, Storage::F16Packed] {
+        for storage in [
+            Storage::F32,
+            Storage::F16,
+            Storage::F16Packed,
+            Storage::BF16Packed,
+        ] {
             for causal in [false, true] {
                 let dtype = if storage == Storage::F32 {
                     DType::F32
+                } else if storage == Storage::BF16Packed {
+                    DType::BF16
                 } else {
                     DType::F16
                 };

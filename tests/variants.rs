@@ -1,0 +1,234 @@
+//! Windows, softcap, ALiBi, sinks and bf16 against the f64 oracle, each alone and in random
+//! combinations.
+
+mod common;
+
+use common::{check, ctx, Inputs};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use wgpu_flash_attn::{AlibiSlopes, Attention, DType, FlashError, PlanOptions, Tiles};
+
+#[test]
+fn sliding_windows() {
+    // (seq_q, seq_kv, left, right, causal): windows narrower and wider than a tile, one-sided,
+    // with causal, and seq_q != seq_kv both ways (the window follows the bottom-right diagonal).
+    let cases = [
+        (100, 100, 7, 7, false),
+        (100, 100, 40, -1, false),
+        (100, 100, -1, 3, false),
+        (100, 100, 33, 0, true),
+        (100, 100, 16, 16, true),
+        (60, 150, 10, 5, false),
+        (150, 60, 10, 5, false),
+        (150, 60, 0, 0, false),
+        (150, 60, 20, -1, true),
+        (70, 70, 0, -1, false),
+    ];
+    for (n, &(sq, sk, left, right, causal)) in cases.iter().enumerate() {
+        let p = Attention::new(1, 2, 1, sq, sk, 24)
+            .window_size(left, right)
+            .causal(causal)
+            .with_lse(true);
+        check(&p, PlanOptions::default(), 300 + n as u64, 1.0);
+    }
+}
+
+#[test]
+fn window_tiles_outside_the_band_are_not_visited() {
+    let p = Attention::new(1, 1, 1, 4096, 4096, 64).window_size(64, 0);
+    let plan = ctx().plan(&p).unwrap();
+    let t = plan.plan().tiles;
+    let full = ctx()
+        .plan(&Attention::new(1, 1, 1, 4096, 4096, 64))
+        .unwrap()
+        .plan()
+        .key_tiles_visited();
+    let windowed = plan.plan().key_tiles_visited();
+    // Each query block sees its own block_m keys plus 64 before: at most that many tiles (+2 for
+    // alignment), whatever N is.
+    let per_block = ((t.block_m + 64) / t.block_n + 2) as u64;
+    assert!(
+        windowed <= per_block * plan.plan().grid[0] as u64,
+        "{windowed} tiles of {full}"
+    );
+    assert!(windowed * 10 < full, "{windowed} tiles of {full}");
+}
+
+#[test]
+fn softcap_alibi_and_sinks() {
+    for (softcap, alibi, sinks) in [
+        (30.0, None, false),
+        (0.5, None, false),
+        (0.0, Some(AlibiSlopes::PerHead), false),
+        (0.0, Some(AlibiSlopes::PerBatchHead), false),
+        (0.0, None, true),
+        (5.0, Some(AlibiSlopes::PerHead), true),
+    ] {
+        for causal in [false, true] {
+            let p = Attention::new(2, 4, 2, 45, 77, 20)
+                .softcap(softcap)
+                .alibi(alibi)
+                .sinks(sinks)
+                .causal(causal)
+                .with_lse(true);
+            check(&p, PlanOptions::default(), 400, 3.0);
+        }
+    }
+}
+
+#[test]
+fn sinks_give_rows_without_keys_their_own_lse() {
+    let p = Attention::new(1, 2, 1, 50, 20, 16)
+        .causal(true)
+        .sinks(true)
+        .with_lse(true);
+    let inputs = Inputs::new(&p, 9, 1.0);
+    let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
+    let sinks = inputs.sinks.as_ref().unwrap();
+    for (h, &sink) in sinks.iter().enumerate() {
+        for i in 0..30 {
+            let row = (i * 2 + h) * 16;
+            assert!(
+                got.out[row..row + 16].iter().all(|&x| x == 0.0),
+                "row {i} head {h} must be 0"
+            );
+            let lse = got.lse[h * 50 + i];
+            assert!(
+                (lse - sink).abs() < 1e-6,
+                "lse {lse} of a row without keys must be the sink {sink}"
+            );
+        }
+    }
+    check(&p, PlanOptions::default(), 9, 1.0);
+}
+
+#[test]
+fn bf16_storage() {
+    for causal in [false, true] {
+        for d in [8, 36, 128] {
+            let p = Attention::new(1, 2, 1, 70, 90, d)
+                .dtype(DType::BF16)
+                .causal(causal)
+                .with_lse(true);
+            check(&p, PlanOptions::default(), 500 + d as u64, 1.0);
+        }
+    }
+}
+
+#[test]
+fn bad_option_values_and_missing_buffers() {
+    let p = Attention::new(1, 1, 1, 8, 8, 8);
+    for (bad, what) in [
+        (p.clone().window_size(-2, 0), "window_size.0 (left)"),
+        (p.clone().window_size(0, -5), "window_size.1 (right)"),
+        (p.clone().softcap(-1.0), "softcap"),
+        (p.clone().softcap(f32::INFINITY), "softcap"),
+    ] {
+        match ctx().plan(&bad).unwrap_err() {
+            FlashError::BadOption { what: w, .. } => assert_eq!(w, what),
+            e => panic!("unexpected {e}"),
+        }
+    }
+    let q = vec![0.5f32; 64];
+    let alibi = p.clone().alibi(Some(AlibiSlopes::PerHead));
+    let err = ctx().run_blocking(&alibi, &q, &q, &q).unwrap_err();
+    assert_eq!(
+        err,
+        FlashError::ShapeMismatch {
+            tensor: "alibi_slopes",
+            expected: 1,
+            got: 0
+        }
+    );
+    let sinks = p.clone().sinks(true);
+    let err = ctx().run_blocking(&sinks, &q, &q, &q).unwrap_err();
+    assert_eq!(
+        err,
+        FlashError::ShapeMismatch {
+            tensor: "sinks",
+            expected: 1,
+            got: 0
+        }
+    );
+    let err = wgpu_flash_attn::kernels::materialized::Materialized::new(
+        ctx(),
+        &p.clone().window_size(4, 4),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FlashError::BadOption {
+                what: "window_size",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+/// 240 random problems drawing every option and awkward shapes, each against the oracle.
+#[test]
+fn random_combinations() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let caps = ctx().caps().clone();
+    let dims = [4, 8, 12, 20, 32, 36, 64];
+    let tiles = [
+        None,
+        Some(Tiles {
+            block_m: 8,
+            block_n: 8,
+            threads_x: 4,
+            threads_y: 8,
+        }),
+        Some(Tiles {
+            block_m: 16,
+            block_n: 16,
+            threads_x: 8,
+            threads_y: 8,
+        }),
+    ];
+    for case in 0..240u64 {
+        let hkv = rng.random_range(1..=2);
+        let p = Attention::new(
+            rng.random_range(1..=2),
+            hkv * rng.random_range(1..=2),
+            hkv,
+            rng.random_range(1..=70),
+            rng.random_range(1..=70),
+            dims[rng.random_range(0..dims.len())],
+        )
+        .dtype([DType::F32, DType::F16, DType::BF16][rng.random_range(0..3)])
+        .causal(rng.random_bool(0.4))
+        .window_size(
+            if rng.random_bool(0.3) {
+                rng.random_range(0..40)
+            } else {
+                -1
+            },
+            if rng.random_bool(0.3) {
+                rng.random_range(0..40)
+            } else {
+                -1
+            },
+        )
+        .softcap(if rng.random_bool(0.25) {
+            rng.random_range(1.0..20.0)
+        } else {
+            0.0
+        })
+        .alibi(match rng.random_range(0..5) {
+            0 => Some(AlibiSlopes::PerHead),
+            1 => Some(AlibiSlopes::PerBatchHead),
+            _ => None,
+        })
+        .sinks(rng.random_bool(0.25))
+        .softmax_scale(rng.random_range(0.05..0.6))
+        .with_lse(rng.random_bool(0.7));
+        let options = PlanOptions {
+            tiles: tiles[rng.random_range(0..tiles.len())],
+            force_packed_f16: caps.shader_f16 && rng.random_bool(0.5),
+        };
+        check(&p, options, 1000 + case, 2.0);
+    }
+}
