@@ -293,6 +293,7 @@ impl Buffers {
             lse: self.lse.as_ref().map(Into::into),
             alibi_slopes: None,
             sinks: None,
+            mask: None,
         }
     }
 }

@@ -22,6 +22,8 @@ const SCALED: bool = false;   // scores are scaled before exp2 (softcap or ALiBi
 const SOFTCAP: bool = false;
 const ALIBI: bool = false;
 const SINKS: bool = false;
+const BIAS: bool = false;     // an additive f32 bias from mask_buf
+const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
@@ -58,6 +60,10 @@ struct Params {
     alibi_batch_stride: u32,  // 0: one slope per head; heads_q: one per (batch, head)
     sinks_offset: u32,   // in f32 elements
     _pad: u32,
+    mask_offset: u32,    // in mask elements (f32 for a bias, bytes for a boolean mask)
+    mask_batch_stride: u32,  // elements between batch planes (0: broadcast)
+    mask_head_stride: u32,   // elements between head planes (0: broadcast)
+    _pad2: u32,
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,
     k: vec4<u32>,
@@ -74,6 +80,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
 @group(0) @binding(7) var<storage, read> sinks_buf: array<f32>;
+// A bias as f32 bits (-infinity masks), or a boolean mask as bytes, four to a word.
+@group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
 
 var<workgroup> q_tile: array<vec4<f32>, BM * ROW4>;
 var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
@@ -203,6 +211,18 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                     }
                     if (ALIBI) {
                         x -= slope * f32(abs(diag - i32(key)));
+                    }
+                }
+                if ((BIAS || KEEP_MASK) && visible && row < params.seq_q) {
+                    let at = params.mask_offset + batch * params.mask_batch_stride + head_q * params.mask_head_stride
+                        + row * params.seq_kv + key;
+                    if (BIAS) {
+                        let bits = mask_buf[at];
+                        visible = bits != NEG_INF_BITS;
+                        x += select(0.0, bitcast<f32>(bits), visible);
+                    }
+                    if (KEEP_MASK) {
+                        visible = ((mask_buf[at / 4u] >> ((at % 4u) * 8u)) & 0xffu) != 0u;
                     }
                 }
                 x = select(MASKED, x, visible);

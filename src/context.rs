@@ -9,7 +9,7 @@ use wgpu::util::DeviceExt;
 use crate::error::{FlashError, Result};
 use crate::kernels::forward;
 use crate::plan::{self, DeviceCaps, Plan, PlanOptions};
-use crate::problem::{Attention, DType, Tensor};
+use crate::problem::{Attention, DType, MaskKind, Tensor};
 
 /// Owns a wgpu device and queue, what the planner knows about them, and a pipeline cache.
 ///
@@ -113,6 +113,7 @@ impl FlashContext {
                 storage(5, false),
                 storage(6, true),
                 storage(7, true),
+                storage(8, true),
             ],
         });
         let forward_pipeline_layout =
@@ -260,6 +261,7 @@ impl FlashContext {
             v,
             alibi_slopes,
             sinks,
+            mask,
         } = inputs;
         let plan = self.plan(problem)?;
         let extras = [
@@ -273,6 +275,7 @@ impl FlashContext {
                     0
                 },
             ),
+            ("mask", mask, problem.mask_len()),
         ];
         for (tensor, data, expected) in extras {
             let got = data.map_or(0, |d| d.len() as u64);
@@ -320,6 +323,14 @@ impl FlashContext {
             upload_f32("alibi_slopes", alibi_slopes),
             upload_f32("sinks", sinks),
         );
+        let mb = mask.map(|m| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("mask"),
+                    contents: &mask_bytes(problem, m),
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        });
         let ob = self.tensor_buffer(problem, Tensor::O);
         let lb = problem.with_lse.then(|| self.lse_buffer(problem));
         let mut encoder = self.device.create_command_encoder(&Default::default());
@@ -333,6 +344,7 @@ impl FlashContext {
                 lse: lb.as_ref().map(Into::into),
                 alibi_slopes: ab.as_ref().map(Into::into),
                 sinks: sb.as_ref().map(Into::into),
+                mask: mb.as_ref().map(Into::into),
             },
         )?;
         let o_read = self.readback_buffer(&mut encoder, &ob);
@@ -458,7 +470,8 @@ fn vector_range<'a>(
     tensor: &'static str,
     given: Option<TensorBuffer<'a>>,
     needed: bool,
-    len: u64,
+    bytes: u64,
+    elem_bytes: u64,
     option: &'static str,
     align: u64,
 ) -> Result<Option<VectorRange<'a>>> {
@@ -471,6 +484,7 @@ fn vector_range<'a>(
                 why: match option {
                     "with_lse" => "the problem asks for LSE (with_lse): give an lse buffer",
                     "alibi" => "the problem uses ALiBi: give an alibi_slopes buffer",
+                    "mask" => "the problem uses an attention mask or bias: give a mask buffer",
                     _ => "the problem uses attention sinks: give a sinks buffer",
                 },
             })
@@ -486,7 +500,7 @@ fn vector_range<'a>(
             why: "must be a multiple of 4",
         });
     }
-    let needed = tb.offset + len * 4;
+    let needed = tb.offset + bytes;
     if needed > tb.buffer.size() {
         return Err(FlashError::BufferTooSmall {
             tensor,
@@ -499,7 +513,7 @@ fn vector_range<'a>(
         buffer: tb.buffer,
         start,
         size: needed - start,
-        first: ((tb.offset - start) / 4) as u32,
+        first: ((tb.offset - start) / elem_bytes) as u32,
     }))
 }
 
@@ -521,6 +535,19 @@ fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
         ..DeviceCaps::from_limits(&device.limits())
+    }
+}
+
+/// The bytes of a mask buffer from f32 host values: f32 bias values as they are, or for a boolean
+/// mask one byte per element (1 keeps, 0 masks), padded to whole words.
+pub fn mask_bytes(problem: &Attention, values: &[f32]) -> Vec<u8> {
+    match problem.mask.map(|m| m.kind) {
+        Some(MaskKind::Boolean) => {
+            let mut b: Vec<u8> = values.iter().map(|&x| u8::from(x != 0.0)).collect();
+            b.resize(b.len().next_multiple_of(4), 0);
+            b
+        }
+        _ => bytemuck::cast_slice(values).to_vec(),
     }
 }
 
@@ -570,6 +597,9 @@ pub struct HostInputs<'a> {
     pub alibi_slopes: Option<&'a [f32]>,
     /// Sink logits (`heads_q` values) when the problem uses sinks.
     pub sinks: Option<&'a [f32]>,
+    /// The mask or bias (`Attention::mask_len` values) when the problem has one: bias values, or
+    /// for a boolean mask 0 (masked) and anything else (kept).
+    pub mask: Option<&'a [f32]>,
 }
 
 /// Results of [`FlashContext::run`], as f32 whatever the storage type.
@@ -614,6 +644,8 @@ pub struct AttentionBuffers<'a> {
     pub alibi_slopes: Option<TensorBuffer<'a>>,
     /// Sink logits (f32, `heads_q` values); required with attention sinks.
     pub sinks: Option<TensorBuffer<'a>>,
+    /// The attention mask or bias ([`crate::AttnMask`]); required when the problem has one.
+    pub mask: Option<TensorBuffer<'a>>,
 }
 
 impl<'a> AttentionBuffers<'a> {
@@ -632,6 +664,7 @@ impl<'a> AttentionBuffers<'a> {
             lse: None,
             alibi_slopes: None,
             sinks: None,
+            mask: None,
         }
     }
 
@@ -650,6 +683,12 @@ impl<'a> AttentionBuffers<'a> {
     /// Adds the sink logits.
     pub fn sinks(mut self, sinks: impl Into<TensorBuffer<'a>>) -> Self {
         self.sinks = Some(sinks.into());
+        self
+    }
+
+    /// Adds the attention mask or bias.
+    pub fn mask(mut self, mask: impl Into<TensorBuffer<'a>>) -> Self {
+        self.mask = Some(mask.into());
         self
     }
 }
@@ -689,11 +728,13 @@ impl FlashPlan {
         let p = &self.plan.problem;
         let align = self.device.limits().min_storage_buffer_offset_alignment as u64;
         let ranges = crate::kernels::tensor_ranges(p, buffers, self.plan.storage, align)?;
+        // (name, buffer, needed, bytes, bytes per element, option that asks for it)
         let lse = vector_range(
             "lse",
             buffers.lse,
             p.with_lse,
-            p.lse_len(),
+            p.lse_len() * 4,
+            4,
             "with_lse",
             align,
         )?;
@@ -701,7 +742,8 @@ impl FlashPlan {
             "alibi_slopes",
             buffers.alibi_slopes,
             p.alibi.is_some(),
-            p.alibi_len(),
+            p.alibi_len() * 4,
+            4,
             "alibi",
             align,
         )?;
@@ -709,8 +751,22 @@ impl FlashPlan {
             "sinks",
             buffers.sinks,
             p.sinks,
-            p.heads_q as u64,
+            p.heads_q as u64 * 4,
+            4,
             "sinks",
+            align,
+        )?;
+        let mask_elem = match p.mask.map(|m| m.kind) {
+            Some(MaskKind::Boolean) => 1,
+            _ => 4,
+        };
+        let mask = vector_range(
+            "mask",
+            buffers.mask,
+            p.mask.is_some(),
+            p.mask_bytes(),
+            mask_elem,
+            "mask",
             align,
         )?;
         if let Some(lse) = &lse {
@@ -720,7 +776,10 @@ impl FlashPlan {
                 buffers.v.buffer,
                 buffers.out.buffer,
             ];
-            let inputs = [&alibi, &sinks].into_iter().flatten().map(|r| r.buffer);
+            let inputs = [&alibi, &sinks, &mask]
+                .into_iter()
+                .flatten()
+                .map(|r| r.buffer);
             if tensors.into_iter().chain(inputs).any(|b| b == lse.buffer) {
                 return Err(FlashError::BadLayout {
                     tensor: "lse",
@@ -738,6 +797,7 @@ impl FlashPlan {
                 lse: first(&lse),
                 alibi: first(&alibi),
                 sinks: first(&sinks),
+                mask: first(&mask),
             },
         );
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -758,7 +818,12 @@ impl FlashPlan {
             &uniform,
             buffers,
             &ranges,
-            [resource(&lse, 0), resource(&alibi, 1), resource(&sinks, 1)],
+            [
+                resource(&lse, 0),
+                resource(&alibi, 1),
+                resource(&sinks, 1),
+                resource(&mask, 1),
+            ],
         );
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

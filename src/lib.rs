@@ -14,4 +14,4 @@ pub use context::{
 };
 pub use error::{FlashError, Result};
 pub use plan::{DeviceCaps, Kernel, Plan, PlanOptions, Storage, Tiles};
-pub use problem::{AlibiSlopes, Attention, DType, Strides, Tensor};
+pub use problem::{AlibiSlopes, Attention, AttnMask, DType, MaskKind, Strides, Tensor};

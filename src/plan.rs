@@ -265,8 +265,16 @@ pub fn storage_for(dtype: DType, caps: &DeviceCaps, force_packed_f16: bool) -> S
     }
 }
 
-/// Checks that each tensor (and the LSE) fits one storage binding of the device.
+/// Checks that each tensor (and the LSE and mask) fits one storage binding of the device.
 pub(crate) fn check_bindings(problem: &Attention, caps: &DeviceCaps) -> Result<()> {
+    let slack = caps.min_storage_buffer_offset_alignment as u64;
+    if problem.mask_bytes() + slack > caps.max_storage_buffer_binding_size {
+        return Err(FlashError::DeviceLimit {
+            what: "max_storage_buffer_binding_size (bytes of the mask)",
+            needed: problem.mask_bytes() + slack,
+            limit: caps.max_storage_buffer_binding_size,
+        });
+    }
     // Every tensor is bound from an aligned offset, so allow one alignment's slack on top of its span.
     let slack = caps.min_storage_buffer_offset_alignment as u64;
     for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {

@@ -81,6 +81,27 @@ pub enum AlibiSlopes {
     PerBatchHead,
 }
 
+/// An attention mask or bias from a buffer, laid out [batch or 1, heads_q or 1, seq_q, seq_kv]
+/// contiguously, like PyTorch SDPA's `attn_mask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AttnMask {
+    /// What the elements are.
+    pub kind: MaskKind,
+    /// The buffer has one [seq_q, seq_kv] plane per batch entry (otherwise one shared by all).
+    pub per_batch: bool,
+    /// The buffer has one plane per query head (otherwise one shared by all heads).
+    pub per_head: bool,
+}
+
+/// The element type of an [`AttnMask`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MaskKind {
+    /// f32 added to the scaled score (after softcap and ALiBi); -inf masks the pair.
+    Additive,
+    /// One byte per element (0 masks the pair, anything else keeps it), packed four to a `u32`.
+    Boolean,
+}
+
 /// Which tensor of the problem a layout belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tensor {
@@ -152,6 +173,8 @@ pub struct Attention {
     /// Attention sinks: one logit per query head (an f32 buffer of `heads_q` values) joins every
     /// row's softmax denominator and contributes no value.
     pub sinks: bool,
+    /// An additive bias or boolean mask from a buffer (see [`AttnMask`]).
+    pub mask: Option<AttnMask>,
 }
 
 impl Attention {
@@ -186,6 +209,31 @@ impl Attention {
             softcap: 0.0,
             alibi: None,
             sinks: false,
+            mask: None,
+        }
+    }
+
+    /// Sets an additive bias or boolean mask read from a buffer (or none).
+    pub fn attn_mask(mut self, mask: Option<AttnMask>) -> Self {
+        self.mask = mask;
+        self
+    }
+
+    /// Number of mask elements the buffer must hold (0 without a mask).
+    pub fn mask_len(&self) -> u64 {
+        self.mask.map_or(0, |m| {
+            let planes = if m.per_batch { self.batch as u64 } else { 1 }
+                * if m.per_head { self.heads_q as u64 } else { 1 };
+            planes * self.seq_q as u64 * self.seq_kv as u64
+        })
+    }
+
+    /// Bytes of the mask buffer (f32 elements, or bytes rounded up to whole `u32` words).
+    pub fn mask_bytes(&self) -> u64 {
+        match self.mask.map(|m| m.kind) {
+            None => 0,
+            Some(MaskKind::Additive) => self.mask_len() * 4,
+            Some(MaskKind::Boolean) => self.mask_len().next_multiple_of(4),
         }
     }
 

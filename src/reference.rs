@@ -4,7 +4,7 @@
 //! softmax, deliberately not the online algorithm the kernels use.
 
 use crate::context::HostInputs;
-use crate::problem::{AlibiSlopes, Attention, Tensor};
+use crate::problem::{AlibiSlopes, Attention, MaskKind, Tensor};
 
 /// O and the natural-log LSE of a problem, in f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,8 @@ pub fn attention_with(
 }
 
 /// Naive attention with every option: each visible score is scale * q.k, soft-capped
-/// (c * tanh(s / c)), minus slope * |i + off - j| under ALiBi; the row's softmax denominator also
+/// (c * tanh(s / c)), minus slope * |i + off - j| under ALiBi, plus the bias (or -inf where a
+/// boolean mask is 0) under a mask; the row's softmax denominator also
 /// holds exp(sink) under sinks. A row with no visible key gives O = 0 and LSE = the sink, or -inf.
 pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f64) -> Reference {
     let HostInputs {
@@ -62,6 +63,7 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
         v,
         alibi_slopes,
         sinks,
+        mask,
     } = inputs;
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
@@ -103,7 +105,26 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
                         }
                         let distance =
                             (i as f64 + p.seq_kv as f64 - p.seq_q as f64 - j as f64).abs();
-                        s - slope * distance
+                        // The mask element of (b, h, i, j): planes broadcast over batch or heads.
+                        let m = match (p.mask, mask) {
+                            (Some(spec), Some(values)) => {
+                                let plane = if spec.per_batch {
+                                    b as usize * if spec.per_head { p.heads_q as usize } else { 1 }
+                                } else {
+                                    0
+                                } + if spec.per_head { h as usize } else { 0 };
+                                let e = values[(plane * p.seq_q as usize + i as usize)
+                                    * p.seq_kv as usize
+                                    + j as usize];
+                                match spec.kind {
+                                    MaskKind::Additive => e as f64,
+                                    MaskKind::Boolean if e != 0.0 => 0.0,
+                                    MaskKind::Boolean => f64::NEG_INFINITY,
+                                }
+                            }
+                            _ => 0.0,
+                        };
+                        s - slope * distance + m
                     } else {
                         f64::NEG_INFINITY
                     };

@@ -232,6 +232,7 @@ fn buffers_that_do_not_fit() {
         lse,
         alibi_slopes: None,
         sinks: None,
+        mask: None,
     };
     // Too small, counting the offset.
     let err = plan

@@ -80,6 +80,7 @@ fn run(
         lse: None,
         alibi_slopes: None,
         sinks: None,
+        mask: None,
     };
     let mut encoder = device.create_command_encoder(&Default::default());
     base.encode(&mut encoder, &buffers, None).expect("encodes");
@@ -268,6 +269,7 @@ fn cannot_allocate_and_bad_buffers() {
         lse: None,
         alibi_slopes: None,
         sinks: None,
+        mask: None,
     };
     assert!(matches!(
         base.encode(&mut encoder, &buffers, None),

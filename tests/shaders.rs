@@ -54,7 +54,7 @@ fn every_forward_variant_validates_and_translates() {
             (DType::F16, true),
             (DType::BF16, false),
         ] {
-            // Plain; causal with LSE; every option at once (window, softcap, ALiBi, sinks).
+            // Plain; causal with LSE; every option at once (window, softcap, ALiBi, sinks, a mask).
             for (causal, lse, all) in [
                 (false, false, false),
                 (true, true, false),
@@ -70,7 +70,16 @@ fn every_forward_variant_validates_and_translates() {
                             .window_size(3, 2)
                             .softcap(10.0)
                             .alibi(Some(wgpu_flash_attn::AlibiSlopes::PerHead))
-                            .sinks(true);
+                            .sinks(true)
+                            .attn_mask(Some(wgpu_flash_attn::AttnMask {
+                                kind: if d % 8 == 0 {
+                                    wgpu_flash_attn::MaskKind::Additive
+                                } else {
+                                    wgpu_flash_attn::MaskKind::Boolean
+                                },
+                                per_batch: true,
+                                per_head: false,
+                            }));
                     }
                     let Ok(plan) = plan_with(
                         &p,

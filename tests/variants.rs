@@ -6,7 +6,9 @@ mod common;
 use common::{check, ctx, Inputs};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use wgpu_flash_attn::{AlibiSlopes, Attention, DType, FlashError, PlanOptions, Tiles};
+use wgpu_flash_attn::{
+    AlibiSlopes, Attention, AttnMask, DType, FlashError, MaskKind, PlanOptions, Tiles,
+};
 
 #[test]
 fn sliding_windows() {
@@ -100,6 +102,47 @@ fn sinks_give_rows_without_keys_their_own_lse() {
         }
     }
     check(&p, PlanOptions::default(), 9, 1.0);
+}
+
+#[test]
+fn bias_and_boolean_masks_with_broadcasting() {
+    for kind in [MaskKind::Additive, MaskKind::Boolean] {
+        for (per_batch, per_head) in [(false, false), (true, false), (false, true), (true, true)] {
+            for causal in [false, true] {
+                let mask = AttnMask {
+                    kind,
+                    per_batch,
+                    per_head,
+                };
+                let p = Attention::new(2, 4, 2, 37, 53, 12)
+                    .attn_mask(Some(mask))
+                    .causal(causal)
+                    .with_lse(true);
+                check(&p, PlanOptions::default(), 600, 2.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_masked_entirely_by_a_bias_give_zero() {
+    let mask = AttnMask {
+        kind: MaskKind::Additive,
+        per_batch: false,
+        per_head: false,
+    };
+    let p = Attention::new(1, 1, 1, 10, 30, 8)
+        .attn_mask(Some(mask))
+        .with_lse(true);
+    let mut inputs = Inputs::new(&p, 12, 1.0);
+    let bias = inputs.mask.as_mut().unwrap();
+    for j in 0..30 {
+        bias[3 * 30 + j] = f32::NEG_INFINITY; // row 3 sees nothing
+    }
+    let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
+    assert!(got.out[3 * 8..4 * 8].iter().all(|&x| x == 0.0));
+    assert_eq!(got.lse[3], f32::NEG_INFINITY);
+    assert!(got.out.iter().all(|x| x.is_finite()));
 }
 
 #[test]
@@ -223,6 +266,19 @@ fn random_combinations() {
             _ => None,
         })
         .sinks(rng.random_bool(0.25))
+        .attn_mask(match rng.random_range(0..6) {
+            0 => Some(AttnMask {
+                kind: MaskKind::Additive,
+                per_batch: rng.random_bool(0.5),
+                per_head: rng.random_bool(0.5),
+            }),
+            1 => Some(AttnMask {
+                kind: MaskKind::Boolean,
+                per_batch: rng.random_bool(0.5),
+                per_head: rng.random_bool(0.5),
+            }),
+            _ => None,
+        })
         .softmax_scale(rng.random_range(0.05..0.6))
         .with_lse(rng.random_bool(0.7));
         let options = PlanOptions {

@@ -4,7 +4,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::error::{FlashError, Result};
 use crate::plan::{Plan, Storage};
-use crate::problem::{Attention, Tensor};
+use crate::problem::{Attention, MaskKind, Tensor};
 
 /// The shader file, with default constants.
 pub const SOURCE: &str = include_str!("../../shaders/flash_fwd.wgsl");
@@ -33,6 +33,10 @@ pub(crate) struct Params {
     alibi_batch_stride: u32,
     sinks_offset: u32,
     _pad: u32,
+    mask_offset: u32,
+    mask_batch_stride: u32,
+    mask_head_stride: u32,
+    _pad2: u32,
     q: [u32; 4],
     k: [u32; 4],
     v: [u32; 4],
@@ -46,7 +50,7 @@ pub fn shader_source(plan: &Plan) -> String {
     let header = format!(
         "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
          const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
         p.head_dim / 4,
         t.block_m,
         t.block_n,
@@ -57,6 +61,8 @@ pub fn shader_source(plan: &Plan) -> String {
         p.softcap > 0.0,
         p.alibi.is_some(),
         p.sinks,
+        matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
+        matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
         p.with_lse,
         super::storage_wgsl(plan.storage),
     );
@@ -138,7 +144,9 @@ pub(crate) fn bind_range(
 /// Softcap and ALiBi act on real logits: such plans scale scores before the exponential instead of
 /// folding the scale into it.
 fn scaled(p: &Attention) -> bool {
-    p.softcap > 0.0 || p.alibi.is_some()
+    p.softcap > 0.0
+        || p.alibi.is_some()
+        || matches!(p.mask, Some(m) if m.kind == MaskKind::Additive)
 }
 
 /// Positions (in f32 elements, inside their bindings) of the small f32 inputs and outputs.
@@ -147,6 +155,7 @@ pub(crate) struct ExtraOffsets {
     pub lse: u32,
     pub alibi: u32,
     pub sinks: u32,
+    pub mask: u32,
 }
 
 /// Fills the params uniform for a plan and the tensors' positions inside their bindings.
@@ -177,6 +186,18 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
         },
         sinks_offset: extra.sinks,
         _pad: 0,
+        mask_offset: extra.mask,
+        mask_batch_stride: p.mask.map_or(0, |m| {
+            if m.per_batch {
+                (if m.per_head { p.heads_q } else { 1 }) * p.seq_q * p.seq_kv
+            } else {
+                0
+            }
+        }),
+        mask_head_stride: p
+            .mask
+            .map_or(0, |m| if m.per_head { p.seq_q * p.seq_kv } else { 0 }),
+        _pad2: 0,
         q: strides4(Tensor::Q, first4[0]),
         k: strides4(Tensor::K, first4[1]),
         v: strides4(Tensor::V, first4[2]),

@@ -175,6 +175,7 @@ impl Materialized {
             ("softcap", problem.softcap > 0.0),
             ("alibi", problem.alibi.is_some()),
             ("sinks", problem.sinks),
+            ("attn_mask", problem.mask.is_some()),
         ];
         if let Some((what, _)) = unsupported.into_iter().find(|(_, on)| *on) {
             return Err(FlashError::BadOption {

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::{
-    reference, AlibiSlopes, Attention, AttentionBuffers, DType, FlashContext, HostInputs,
+    reference, AlibiSlopes, Attention, AttentionBuffers, DType, FlashContext, HostInputs, MaskKind,
     PlanOptions, Tensor, TensorBuffer,
 };
 
@@ -97,6 +97,8 @@ pub struct Inputs {
     pub alibi: Option<Vec<f32>>,
     /// Sink logits in [-2, 2), when the problem uses sinks.
     pub sinks: Option<Vec<f32>>,
+    /// A bias in [-2, 2) with about one -inf in eight, or a boolean mask with about one 0 in four.
+    pub mask: Option<Vec<f32>>,
 }
 
 impl Inputs {
@@ -112,6 +114,25 @@ impl Inputs {
                     .collect()
             }),
             sinks: p.sinks.then(|| random(p.heads_q as u64, seed + 4, 2.0)),
+            mask: p.mask.map(|m| {
+                let r = random(p.mask_len(), seed + 5, 1.0);
+                match m.kind {
+                    MaskKind::Additive => r
+                        .iter()
+                        .map(|&x| {
+                            if x < -0.75 {
+                                f32::NEG_INFINITY
+                            } else {
+                                2.0 * x
+                            }
+                        })
+                        .collect(),
+                    MaskKind::Boolean => r
+                        .iter()
+                        .map(|&x| if x < -0.5 { 0.0 } else { 1.0 })
+                        .collect(),
+                }
+            }),
         }
     }
 
@@ -122,6 +143,7 @@ impl Inputs {
             v: &self.v,
             alibi_slopes: self.alibi.as_deref(),
             sinks: self.sinks.as_deref(),
+            mask: self.mask.as_deref(),
         }
     }
 }
@@ -159,6 +181,10 @@ pub fn run_gpu(
         .sinks
         .as_ref()
         .map(|a| guarded_buffer(ctx, "sinks", bytemuck::cast_slice(a)));
+    let mask = inputs
+        .mask
+        .as_ref()
+        .map(|m| guarded_buffer(ctx, "mask", &wgpu_flash_attn::context::mask_bytes(p, m)));
     let at = |buffer| TensorBuffer {
         buffer,
         offset: LEAD,
@@ -174,6 +200,7 @@ pub fn run_gpu(
             lse: p.with_lse.then(|| at(&lse)),
             alibi_slopes: alibi.as_ref().map(at),
             sinks: sinks.as_ref().map(at),
+            mask: mask.as_ref().map(at),
         },
     )
     .expect("encode");
@@ -232,7 +259,22 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
                         if p.softcap > 0.0 {
                             x = p.softcap * (x / p.softcap).tanh();
                         }
+                        let m = match (p.mask, &inputs.mask) {
+                            (Some(spec), Some(values)) => {
+                                let planes_b = if spec.per_head { p.heads_q } else { 1 };
+                                let plane = if spec.per_batch { b * planes_b } else { 0 }
+                                    + if spec.per_head { h } else { 0 };
+                                let e = values[((plane * p.seq_q + i) * p.seq_kv + j) as usize];
+                                match spec.kind {
+                                    MaskKind::Additive => e,
+                                    MaskKind::Boolean if e != 0.0 => 0.0,
+                                    MaskKind::Boolean => f32::NEG_INFINITY,
+                                }
+                            }
+                            _ => 0.0,
+                        };
                         x - slope * (i as f32 + p.seq_kv as f32 - p.seq_q as f32 - j as f32).abs()
+                            + m
                     })
                     .collect();
                 let max = s
