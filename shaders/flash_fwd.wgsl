@@ -24,6 +24,7 @@ const ALIBI: bool = false;
 const SINKS: bool = false;
 const BIAS: bool = false;     // an additive f32 bias from mask_buf
 const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
+const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
 const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
@@ -47,7 +48,7 @@ struct Params {
     seq_q: u32,
     seq_kv: u32,
     group: u32,          // heads_q / heads_kv
-    diag_offset: i32,    // seq_kv - seq_q: query i's diagonal key is i + diag_offset
+    _pad0: u32,
     scale_log2: f32,     // |softmax_scale| * log2(e); log2(e) when SCALED
     lse_offset: u32,     // in f32 elements
     heads_q: u32,
@@ -63,7 +64,11 @@ struct Params {
     mask_offset: u32,    // in mask elements (f32 for a bias, bytes for a boolean mask)
     mask_batch_stride: u32,  // elements between batch planes (0: broadcast)
     mask_head_stride: u32,   // elements between head planes (0: broadcast)
-    _pad2: u32,
+    total_q: u32,        // VARLEN: query tokens in all (the LSE is laid out (heads_q, total_q))
+    batch: u32,          // VARLEN: sequences; mask_buf holds cu_seqlens_q then cu_seqlens_k
+    _pad3: u32,
+    _pad4: u32,
+    _pad5: u32,
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,
     k: vec4<u32>,
@@ -80,7 +85,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
 @group(0) @binding(7) var<storage, read> sinks_buf: array<f32>;
-// A bias as f32 bits (-infinity masks), or a boolean mask as bytes, four to a word.
+// A bias as f32 bits (-infinity masks), a boolean mask as bytes four to a word, or (VARLEN, which
+// takes no mask) the prefix sums of the sequence lengths.
 @group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
 
 var<workgroup> q_tile: array<vec4<f32>, BM * ROW4>;
@@ -96,15 +102,30 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     let head_kv = head_q / params.group;
     let tx = lid % TX;
     let ty = lid / TX;
-    let q_base = params.q.x + batch * params.q.y + head_q * params.q.w;
-    let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w;
-    let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w;
+    // This workgroup's sequence: its lengths, and where its tokens start in the packed tensors.
+    var seq_q = params.seq_q;
+    var seq_kv = params.seq_kv;
+    var q_tok0 = 0u;
+    var k_tok0 = 0u;
+    if (VARLEN) {
+        q_tok0 = mask_buf[params.mask_offset + batch];
+        seq_q = mask_buf[params.mask_offset + batch + 1u] - q_tok0;
+        k_tok0 = mask_buf[params.mask_offset + params.batch + 1u + batch];
+        seq_kv = mask_buf[params.mask_offset + params.batch + 2u + batch] - k_tok0;
+        if (m0 >= seq_q) {
+            return; // a query block past a short sequence: nothing to do
+        }
+    }
+    let diag_offset = i32(seq_kv) - i32(seq_q); // query i's diagonal key is i + diag_offset
+    let q_base = params.q.x + batch * params.q.y + head_q * params.q.w + q_tok0 * params.q.z;
+    let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
+    let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
 
     for (var i = lid; i < BM * D4; i += WG) {
         let r = i / D4;
         let c = i % D4;
         var x = vec4<f32>(0.0);
-        if (m0 + r < params.seq_q) {
+        if (m0 + r < seq_q) {
             x = unpack4(q_buf[q_base + (m0 + r) * params.q.z + c]);
         }
         q_tile[r * ROW4 + c] = x;
@@ -113,15 +134,15 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     // Keys outside [kv_start, kv_end) are masked for every row of this block: their tiles are never
     // visited. The first row has the band's lowest key, the last row its highest.
     var kv_start = 0u;
-    var kv_end = params.seq_kv;
+    var kv_end = seq_kv;
     if (BANDED) {
-        let last_row = min(m0 + BM, params.seq_q) - 1u;
+        let last_row = min(m0 + BM, seq_q) - 1u;
         if (params.win_left >= 0) {
-            let lo = clamp(i32(m0) + params.diag_offset - params.win_left, 0, i32(params.seq_kv));
+            let lo = clamp(i32(m0) + diag_offset - params.win_left, 0, i32(seq_kv));
             kv_start = u32(lo) / BN * BN;
         }
         if (params.win_right >= 0) {
-            kv_end = u32(clamp(i32(last_row) + params.diag_offset + params.win_right + 1, 0, i32(params.seq_kv)));
+            kv_end = u32(clamp(i32(last_row) + diag_offset + params.win_right + 1, 0, i32(seq_kv)));
         }
     }
     var slope = 0.0;
@@ -147,7 +168,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     for (var u = 0u; u < LOADS; u++) {
         let i = lid + u * WG;
         var x = vec4<f32>(0.0);
-        if (i < BN * D4 && kv_start + i / D4 < params.seq_kv) {
+        if (i < BN * D4 && kv_start + i / D4 < seq_kv) {
             x = unpack4(k_buf[k_base + (kv_start + i / D4) * params.k.z + i % D4]);
         }
         staged[u] = x;
@@ -167,7 +188,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         for (var u = 0u; u < LOADS; u++) {
             let i = lid + u * WG;
             var x = vec4<f32>(0.0);
-            if (i < BN * D4 && n0 + i / D4 < params.seq_kv) {
+            if (i < BN * D4 && n0 + i / D4 < seq_kv) {
                 x = unpack4(v_buf[v_base + (n0 + i / D4) * params.v.z + i % D4]);
             }
             staged[u] = x;
@@ -194,11 +215,11 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         // Score modifiers, the mask, and this thread's part of each row max.
         for (var i = 0u; i < RM; i++) {
             let row = m0 + ty + i * TY;
-            let diag = i32(row) + params.diag_offset;
+            let diag = i32(row) + diag_offset;
             var part_max = MASKED;
             for (var j = 0u; j < RN; j++) {
                 let key = n0 + tx + j * TX;
-                var visible = key < params.seq_kv;
+                var visible = key < seq_kv;
                 if (BANDED) {
                     visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
                     visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
@@ -213,9 +234,9 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                         x -= slope * f32(abs(diag - i32(key)));
                     }
                 }
-                if ((BIAS || KEEP_MASK) && visible && row < params.seq_q) {
+                if ((BIAS || KEEP_MASK) && visible && row < seq_q) {
                     let at = params.mask_offset + batch * params.mask_batch_stride + head_q * params.mask_head_stride
-                        + row * params.seq_kv + key;
+                        + row * seq_kv + key;
                     if (BIAS) {
                         let bits = mask_buf[at];
                         visible = bits != NEG_INF_BITS;
@@ -270,7 +291,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             for (var u = 0u; u < LOADS; u++) {
                 let i = lid + u * WG;
                 var x = vec4<f32>(0.0);
-                if (i < BN * D4 && n0 + BN + i / D4 < params.seq_kv) {
+                if (i < BN * D4 && n0 + BN + i / D4 < seq_kv) {
                     x = unpack4(k_buf[k_base + (n0 + BN + i / D4) * params.k.z + i % D4]);
                 }
                 staged[u] = x;
@@ -297,7 +318,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         row_red[(ty + i * TY) * TX + tx] = l_run[i];
     }
     workgroupBarrier();
-    let o_base = params.o.x + batch * params.o.y + head_q * params.o.w;
+    let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
     for (var i = 0u; i < RM; i++) {
         let r = ty + i * TY;
         let row = m0 + r;
@@ -305,7 +326,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         for (var t = 0u; t < TX; t++) {
             l += row_red[r * TX + t];
         }
-        if (row < params.seq_q) {
+        if (row < seq_q) {
             // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the sink).
             var inv = select(0.0, 1.0 / l, l > 0.0);
             var lse = m_run[i] * params.scale_log2 * LN2 + log(l);
@@ -326,7 +347,10 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 }
             }
             if (WRITE_LSE && tx == 0u) {
-                let at = params.lse_offset + (batch * params.heads_q + head_q) * params.seq_q + row;
+                var at = params.lse_offset + (batch * params.heads_q + head_q) * seq_q + row;
+                if (VARLEN) {
+                    at = params.lse_offset + head_q * params.total_q + q_tok0 + row;
+                }
                 lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0 || SINKS);
             }
         }

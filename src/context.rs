@@ -808,6 +808,15 @@ impl FlashPlan {
                 contents: bytemuck::bytes_of(&params),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
+        // A variable-length batch's prefix sums travel with the dispatch, like the params.
+        let cu_seqlens = p.cu_seqlens.as_ref().map(|(cq, ck)| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("cu_seqlens"),
+                    contents: bytemuck::cast_slice(&[cq.as_slice(), ck.as_slice()].concat()),
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        });
         let resource = |r: &Option<VectorRange<'a>>, slot: usize| match r {
             Some(r) => r.binding(),
             None => self.placeholders[slot].as_entire_binding(),
@@ -822,7 +831,10 @@ impl FlashPlan {
                 resource(&lse, 0),
                 resource(&alibi, 1),
                 resource(&sinks, 1),
-                resource(&mask, 1),
+                match &cu_seqlens {
+                    Some(b) => b.as_entire_binding(),
+                    None => resource(&mask, 1),
+                },
             ],
         );
         {

@@ -182,29 +182,35 @@ impl Plan {
     /// Number of key tiles the kernel visits, over all workgroups (masked-out tiles are skipped).
     pub fn key_tiles_visited(&self) -> u64 {
         let p = &self.problem;
-        let t = self.tiles;
-        let (bm, bn) = (t.block_m as i64, t.block_n as i64);
-        let per_head: u64 = (0..self.grid[0] as i64)
-            .map(|bx| {
-                // As the shader: the first row's band start and the last row's band end.
-                let first_row = bx * bm;
-                let last_row = ((bx + 1) * bm).min(p.seq_q as i64) - 1;
-                let start = p
-                    .band(first_row as u32)
-                    .0
-                    .unwrap_or(0)
-                    .clamp(0, p.seq_kv as i64)
-                    / bn
-                    * bn;
-                let end = p
-                    .band(last_row as u32)
-                    .1
-                    .map_or(p.seq_kv as i64, |h| (h + 1).clamp(0, p.seq_kv as i64));
-                ((end - start).max(0) as u64).div_ceil(bn as u64)
-            })
-            .sum();
-        per_head * p.batch as u64 * p.heads_q as u64
+        (0..if p.cu_seqlens.is_some() { p.batch } else { 1 })
+            .map(|b| key_tiles(&p.sequence(b), self.tiles))
+            .sum()
     }
+}
+
+/// Key tiles visited for a problem that is not variable-length, computed as the shader bounds them:
+/// the first row's band start and the last row's band end of each query block.
+fn key_tiles(p: &Attention, t: Tiles) -> u64 {
+    let (bm, bn) = (t.block_m as i64, t.block_n as i64);
+    let per_head: u64 = (0..p.seq_q.div_ceil(t.block_m) as i64)
+        .map(|bx| {
+            let first_row = bx * bm;
+            let last_row = ((bx + 1) * bm).min(p.seq_q as i64) - 1;
+            let start = p
+                .band(first_row as u32)
+                .0
+                .unwrap_or(0)
+                .clamp(0, p.seq_kv as i64)
+                / bn
+                * bn;
+            let end = p
+                .band(last_row as u32)
+                .1
+                .map_or(p.seq_kv as i64, |h| (h + 1).clamp(0, p.seq_kv as i64));
+            ((end - start).max(0) as u64).div_ceil(bn as u64)
+        })
+        .sum();
+    per_head * p.batch as u64 * p.heads_q as u64
 }
 
 /// Plans `problem` for a device, letting the tile table choose.

@@ -175,6 +175,8 @@ pub struct Attention {
     pub sinks: bool,
     /// An additive bias or boolean mask from a buffer (see [`AttnMask`]).
     pub mask: Option<AttnMask>,
+    /// Variable-length batch: prefix sums of the query and key lengths (see [`Attention::varlen`]).
+    pub cu_seqlens: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 impl Attention {
@@ -210,6 +212,80 @@ impl Attention {
             alibi: None,
             sinks: false,
             mask: None,
+            cu_seqlens: None,
+        }
+    }
+
+    /// A variable-length batch, FlashAttention's `varlen` form: sequence b has queries
+    /// `cu_seqlens_q[b]..cu_seqlens_q[b + 1]` and keys `cu_seqlens_k[b]..cu_seqlens_k[b + 1]` of
+    /// packed tensors laid out (total tokens, heads, head_dim). `seq_q` and `seq_kv` become the
+    /// longest lengths; masks and windows apply per sequence (causal aligned bottom-right in each).
+    /// The LSE is laid out (heads_q, total_q). A query block never straddles two sequences, so at
+    /// most one partial tile per sequence is spent on padding.
+    pub fn varlen(
+        heads_q: u32,
+        heads_kv: u32,
+        head_dim: u32,
+        cu_seqlens_q: &[u32],
+        cu_seqlens_k: &[u32],
+    ) -> Self {
+        let longest = |cu: &[u32]| {
+            cu.windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .max()
+                .unwrap_or(0)
+        };
+        let batch = cu_seqlens_q.len().saturating_sub(1) as u32;
+        let mut p = Attention::new(
+            batch,
+            heads_q,
+            heads_kv,
+            longest(cu_seqlens_q).max(1),
+            longest(cu_seqlens_k).max(1),
+            head_dim,
+        );
+        let packed = |heads: u32| Strides {
+            batch: 0,
+            seq: heads as u64 * head_dim as u64,
+            head: head_dim as u64,
+        };
+        p.strides = [
+            packed(heads_q),
+            packed(heads_kv),
+            packed(heads_kv),
+            packed(heads_q),
+        ];
+        p.cu_seqlens = Some((cu_seqlens_q.to_vec(), cu_seqlens_k.to_vec()));
+        p
+    }
+
+    /// Sequence b of a variable-length batch as a problem of its own (batch 1); the problem itself
+    /// when it is not variable-length.
+    pub fn sequence(&self, b: u32) -> Attention {
+        match &self.cu_seqlens {
+            None => self.clone(),
+            Some((cq, ck)) => {
+                let mut s = self.clone();
+                s.cu_seqlens = None;
+                s.batch = 1;
+                s.seq_q = cq[b as usize + 1] - cq[b as usize];
+                s.seq_kv = ck[b as usize + 1] - ck[b as usize];
+                s
+            }
+        }
+    }
+
+    /// Total query and key tokens: batch * seq, or the last prefix sums of a variable-length batch.
+    pub fn total_tokens(&self) -> (u64, u64) {
+        match &self.cu_seqlens {
+            None => (
+                self.batch as u64 * self.seq_q as u64,
+                self.batch as u64 * self.seq_kv as u64,
+            ),
+            Some((cq, ck)) => (
+                *cq.last().unwrap_or(&0) as u64,
+                *ck.last().unwrap_or(&0) as u64,
+            ),
         }
     }
 
@@ -333,6 +409,13 @@ impl Attention {
     /// (batch, seq, heads) of a tensor.
     pub fn dims_of(&self, tensor: Tensor) -> (u32, u32, u32) {
         match tensor {
+            _ if self.cu_seqlens.is_some() => {
+                let (tq, tk) = self.total_tokens();
+                match tensor {
+                    Tensor::Q | Tensor::O => (1, tq.max(1) as u32, self.heads_q),
+                    Tensor::K | Tensor::V => (1, tk.max(1) as u32, self.heads_kv),
+                }
+            }
             Tensor::Q | Tensor::O => (self.batch, self.seq_q, self.heads_q),
             Tensor::K | Tensor::V => (self.batch, self.seq_kv, self.heads_kv),
         }
@@ -352,11 +435,16 @@ impl Attention {
 
     /// Number of LSE values: batch * heads_q * seq_q.
     pub fn lse_len(&self) -> u64 {
-        self.batch as u64 * self.heads_q as u64 * self.seq_q as u64
+        self.heads_q as u64 * self.total_tokens().0
     }
 
     /// Number of (query, key) pairs that the mask lets through, summed over batch and heads.
     pub fn visible_pairs(&self) -> u64 {
+        if self.cu_seqlens.is_some() {
+            return (0..self.batch)
+                .map(|b| self.sequence(b).visible_pairs())
+                .sum();
+        }
         let per_head: u64 = (0..self.seq_q)
             .map(|i| {
                 let (lo, hi) = self.band(i);
@@ -372,6 +460,9 @@ impl Attention {
     /// 4 * B * H * Nq * Nk * d, halved when causal. With a sliding window, 4 * d times the
     /// (query, key) pairs the mask lets through.
     pub fn flops(&self) -> u64 {
+        if self.cu_seqlens.is_some() {
+            return (0..self.batch).map(|b| self.sequence(b).flops()).sum();
+        }
         if self.window_size != (-1, -1) {
             return 4 * self.head_dim as u64 * self.visible_pairs();
         }
@@ -421,6 +512,27 @@ impl Attention {
                 got: scale.to_string(),
                 why: "it must be finite",
             });
+        }
+        if let Some((cq, ck)) = &self.cu_seqlens {
+            for (what, cu) in [("cu_seqlens_q", cq), ("cu_seqlens_k", ck)] {
+                if cu.len() as u64 != self.batch as u64 + 1
+                    || cu.first() != Some(&0)
+                    || cu.windows(2).any(|w| w[1] < w[0])
+                {
+                    return Err(FlashError::BadOption {
+                        what,
+                        got: format!("{cu:?}"),
+                        why: "prefix sums start at 0, never decrease, and both have batch + 1 entries",
+                    });
+                }
+            }
+            if self.mask.is_some() {
+                return Err(FlashError::BadOption {
+                    what: "attn_mask",
+                    got: "on".into(),
+                    why: "a mask buffer cannot be combined with a variable-length batch",
+                });
+            }
         }
         let (left, right) = self.window_size;
         for (what, v) in [

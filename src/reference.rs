@@ -57,6 +57,9 @@ pub fn attention_with(
 /// boolean mask is 0) under a mask; the row's softmax denominator also
 /// holds exp(sink) under sinks. A row with no visible key gives O = 0 and LSE = the sink, or -inf.
 pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f64) -> Reference {
+    if let Some((cq, ck)) = &p.cu_seqlens {
+        return varlen(p, cq, ck, inputs, &read);
+    }
     let HostInputs {
         q,
         k,
@@ -156,6 +159,51 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
                     }
                 }
                 lse[((b * p.heads_q + h) * p.seq_q + i) as usize] = max + sum.ln();
+            }
+        }
+    }
+    Reference { out, lse }
+}
+
+/// A variable-length batch, sequence by sequence: each is a problem of its own over its slice of
+/// the packed tensors. O comes out as (total_q, heads_q, head_dim), LSE as (heads_q, total_q).
+fn varlen(
+    p: &Attention,
+    cq: &[u32],
+    ck: &[u32],
+    inputs: HostInputs,
+    read: &dyn Fn(f32) -> f64,
+) -> Reference {
+    let (hq, hkv, d) = (p.heads_q as usize, p.heads_kv as usize, p.head_dim as usize);
+    let total_q = *cq.last().unwrap_or(&0) as usize;
+    let mut out = vec![0.0; total_q * hq * d];
+    let mut lse = vec![f64::NEG_INFINITY; total_q * hq];
+    for b in 0..p.batch as usize {
+        let mut seq = p.sequence(b as u32);
+        let (q0, k0) = (cq[b] as usize, ck[b] as usize);
+        let slopes = match p.alibi {
+            Some(AlibiSlopes::PerBatchHead) => {
+                seq.alibi = Some(AlibiSlopes::PerHead);
+                inputs.alibi_slopes.map(|s| &s[b * hq..(b + 1) * hq])
+            }
+            _ => inputs.alibi_slopes,
+        };
+        let part = attention_full(
+            &seq,
+            HostInputs {
+                q: &inputs.q[q0 * hq * d..],
+                k: &inputs.k[k0 * hkv * d..],
+                v: &inputs.v[k0 * hkv * d..],
+                alibi_slopes: slopes,
+                sinks: inputs.sinks,
+                mask: None,
+            },
+            |x| read(x),
+        );
+        out[q0 * hq * d..(q0 + seq.seq_q as usize) * hq * d].copy_from_slice(&part.out);
+        for h in 0..hq {
+            for i in 0..seq.seq_q as usize {
+                lse[h * total_q + q0 + i] = part.lse[h * seq.seq_q as usize + i];
             }
         }
     }

@@ -146,6 +146,59 @@ fn rows_masked_entirely_by_a_bias_give_zero() {
 }
 
 #[test]
+fn variable_length_batches() {
+    // Lengths from 1 to a few hundred in one dispatch, keys longer and shorter than queries, an
+    // empty key range; with GQA, causal, windows, ALiBi per (batch, head), sinks and LSE.
+    let lens_q = [1u32, 300, 17, 64, 65, 2, 129];
+    let lens_k = [5u32, 280, 17, 0, 90, 1, 129];
+    let prefix = |l: &[u32]| {
+        std::iter::once(0)
+            .chain(l.iter().scan(0, |acc, &x| {
+                *acc += x;
+                Some(*acc)
+            }))
+            .collect::<Vec<u32>>()
+    };
+    let (cq, ck) = (prefix(&lens_q), prefix(&lens_k));
+    for (dtype, causal, window, alibi, sinks) in [
+        (DType::F32, false, (-1, -1), None, false),
+        (
+            DType::F32,
+            true,
+            (-1, -1),
+            Some(AlibiSlopes::PerBatchHead),
+            false,
+        ),
+        (DType::F16, true, (20, -1), None, true),
+        (DType::BF16, false, (8, 8), Some(AlibiSlopes::PerHead), true),
+    ] {
+        let p = Attention::varlen(4, 2, 20, &cq, &ck)
+            .dtype(dtype)
+            .causal(causal)
+            .window_size(window.0, window.1)
+            .alibi(alibi)
+            .sinks(sinks)
+            .with_lse(true);
+        assert_eq!((p.batch, p.seq_q, p.seq_kv), (7, 300, 280));
+        check(&p, PlanOptions::default(), 700, 1.0);
+    }
+    // Padding: every query block holds rows of one sequence only.
+    let p = Attention::varlen(1, 1, 16, &cq, &ck);
+    let plan = ctx().plan(&p).unwrap();
+    let bm = plan.plan().tiles.block_m;
+    let busy: u32 = lens_q.iter().map(|l| l.div_ceil(bm)).sum();
+    assert!(busy <= plan.plan().grid[0] * 7);
+    let bad = Attention::varlen(1, 1, 16, &[0, 5, 3], &[0, 4, 8]);
+    assert!(matches!(
+        ctx().plan(&bad).unwrap_err(),
+        FlashError::BadOption {
+            what: "cu_seqlens_q",
+            ..
+        }
+    ));
+}
+
+#[test]
 fn bf16_storage() {
     for causal in [false, true] {
         for d in [8, 36, 128] {
@@ -210,7 +263,8 @@ fn bad_option_values_and_missing_buffers() {
     );
 }
 
-/// 240 random problems drawing every option and awkward shapes, each against the oracle.
+/// 240 random problems drawing every option, awkward shapes and variable-length batches, each
+/// against the oracle.
 #[test]
 fn random_combinations() {
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
@@ -233,54 +287,72 @@ fn random_combinations() {
     ];
     for case in 0..240u64 {
         let hkv = rng.random_range(1..=2);
-        let p = Attention::new(
-            rng.random_range(1..=2),
+        let (hq, d) = (
             hkv * rng.random_range(1..=2),
-            hkv,
-            rng.random_range(1..=70),
-            rng.random_range(1..=70),
             dims[rng.random_range(0..dims.len())],
-        )
-        .dtype([DType::F32, DType::F16, DType::BF16][rng.random_range(0..3)])
-        .causal(rng.random_bool(0.4))
-        .window_size(
-            if rng.random_bool(0.3) {
-                rng.random_range(0..40)
-            } else {
-                -1
-            },
-            if rng.random_bool(0.3) {
-                rng.random_range(0..40)
-            } else {
-                -1
-            },
-        )
-        .softcap(if rng.random_bool(0.25) {
-            rng.random_range(1.0..20.0)
+        );
+        // One case in five is a variable-length batch (some sequences empty).
+        let base = if rng.random_bool(0.2) {
+            let n = rng.random_range(1..=4);
+            let mut cu = (vec![0u32], vec![0u32]);
+            for _ in 0..n {
+                cu.0.push(cu.0.last().unwrap() + rng.random_range(0..=60));
+                cu.1.push(cu.1.last().unwrap() + rng.random_range(0..=60));
+            }
+            Attention::varlen(hq, hkv, d, &cu.0, &cu.1)
         } else {
-            0.0
-        })
-        .alibi(match rng.random_range(0..5) {
-            0 => Some(AlibiSlopes::PerHead),
-            1 => Some(AlibiSlopes::PerBatchHead),
-            _ => None,
-        })
-        .sinks(rng.random_bool(0.25))
-        .attn_mask(match rng.random_range(0..6) {
-            0 => Some(AttnMask {
-                kind: MaskKind::Additive,
-                per_batch: rng.random_bool(0.5),
-                per_head: rng.random_bool(0.5),
-            }),
-            1 => Some(AttnMask {
-                kind: MaskKind::Boolean,
-                per_batch: rng.random_bool(0.5),
-                per_head: rng.random_bool(0.5),
-            }),
-            _ => None,
-        })
-        .softmax_scale(rng.random_range(0.05..0.6))
-        .with_lse(rng.random_bool(0.7));
+            Attention::new(
+                rng.random_range(1..=2),
+                hq,
+                hkv,
+                rng.random_range(1..=70),
+                rng.random_range(1..=70),
+                d,
+            )
+        };
+        let varlen = base.cu_seqlens.is_some();
+        let p = base
+            .dtype([DType::F32, DType::F16, DType::BF16][rng.random_range(0..3)])
+            .causal(rng.random_bool(0.4))
+            .window_size(
+                if rng.random_bool(0.3) {
+                    rng.random_range(0..40)
+                } else {
+                    -1
+                },
+                if rng.random_bool(0.3) {
+                    rng.random_range(0..40)
+                } else {
+                    -1
+                },
+            )
+            .softcap(if rng.random_bool(0.25) {
+                rng.random_range(1.0..20.0)
+            } else {
+                0.0
+            })
+            .alibi(match rng.random_range(0..5) {
+                0 => Some(AlibiSlopes::PerHead),
+                1 => Some(AlibiSlopes::PerBatchHead),
+                _ => None,
+            })
+            .sinks(rng.random_bool(0.25))
+            .attn_mask(match rng.random_range(0..6) {
+                _ if varlen => None,
+                0 => Some(AttnMask {
+                    kind: MaskKind::Additive,
+                    per_batch: rng.random_bool(0.5),
+                    per_head: rng.random_bool(0.5),
+                }),
+                1 => Some(AttnMask {
+                    kind: MaskKind::Boolean,
+                    per_batch: rng.random_bool(0.5),
+                    per_head: rng.random_bool(0.5),
+                }),
+                _ => None,
+            })
+            .softmax_scale(rng.random_range(0.05..0.6))
+            .with_lse(rng.random_bool(0.7));
         let options = PlanOptions {
             tiles: tiles[rng.random_range(0..tiles.len())],
             force_packed_f16: caps.shader_f16 && rng.random_bool(0.5),

@@ -20,7 +20,7 @@ pub(crate) struct Params {
     seq_q: u32,
     seq_kv: u32,
     group: u32,
-    diag_offset: i32,
+    _pad0: u32,
     scale_log2: f32,
     lse_offset: u32,
     heads_q: u32,
@@ -36,7 +36,9 @@ pub(crate) struct Params {
     mask_offset: u32,
     mask_batch_stride: u32,
     mask_head_stride: u32,
-    _pad2: u32,
+    total_q: u32,
+    batch: u32,
+    _pad3: [u32; 3],
     q: [u32; 4],
     k: [u32; 4],
     v: [u32; 4],
@@ -50,7 +52,7 @@ pub fn shader_source(plan: &Plan) -> String {
     let header = format!(
         "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
          const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
         p.head_dim / 4,
         t.block_m,
         t.block_n,
@@ -63,6 +65,7 @@ pub fn shader_source(plan: &Plan) -> String {
         p.sinks,
         matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
         matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
+        p.cu_seqlens.is_some(),
         p.with_lse,
         super::storage_wgsl(plan.storage),
     );
@@ -166,7 +169,7 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
         seq_q: p.seq_q,
         seq_kv: p.seq_kv,
         group: p.heads_q / p.heads_kv,
-        diag_offset: p.seq_kv as i32 - p.seq_q as i32,
+        _pad0: 0,
         scale_log2: if scaled(p) { 1.0 } else { p.scale().abs() } * std::f32::consts::LOG2_E,
         lse_offset: extra.lse,
         heads_q: p.heads_q,
@@ -197,7 +200,9 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
         mask_head_stride: p
             .mask
             .map_or(0, |m| if m.per_head { p.seq_q * p.seq_kv } else { 0 }),
-        _pad2: 0,
+        total_q: p.total_tokens().0 as u32,
+        batch: p.batch,
+        _pad3: [0; 3],
         q: strides4(Tensor::Q, first4[0]),
         k: strides4(Tensor::K, first4[1]),
         v: strides4(Tensor::V, first4[2]),

@@ -229,6 +229,40 @@ pub fn round_to(dtype: DType, x: f32) -> f32 {
 /// f32 arithmetic for f32; for f16, f32 scores and sums (as any f16 kernel accumulates) with the
 /// probabilities and the output rounded to f16.
 pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
+    if let Some((cq, ck)) = &p.cu_seqlens {
+        // Sequence by sequence, each over its slice of the packed tensors.
+        let (hq, hkv, d) = (p.heads_q as usize, p.heads_kv as usize, p.head_dim as usize);
+        let mut out = Vec::new();
+        for b in 0..p.batch as usize {
+            let mut seq = p.sequence(b as u32);
+            let (q0, q1, k0, k1) = (
+                cq[b] as usize,
+                cq[b + 1] as usize,
+                ck[b] as usize,
+                ck[b + 1] as usize,
+            );
+            let alibi = match p.alibi {
+                Some(AlibiSlopes::PerBatchHead) => {
+                    seq.alibi = Some(AlibiSlopes::PerHead);
+                    inputs
+                        .alibi
+                        .as_ref()
+                        .map(|a| a[b * hq..(b + 1) * hq].to_vec())
+                }
+                _ => inputs.alibi.clone(),
+            };
+            let part = Inputs {
+                q: inputs.q[q0 * hq * d..q1 * hq * d].to_vec(),
+                k: inputs.k[k0 * hkv * d..k1 * hkv * d].to_vec(),
+                v: inputs.v[k0 * hkv * d..k1 * hkv * d].to_vec(),
+                alibi,
+                sinks: inputs.sinks.clone(),
+                mask: None,
+            };
+            out.extend(naive_lowp(&seq, &part));
+        }
+        return out;
+    }
     let (q, k, v) = (&inputs.q, &inputs.k, &inputs.v);
     let r = |x: f32| round_to(p.dtype, x);
     let d = p.head_dim as usize;
