@@ -198,7 +198,7 @@ fn varlen(
                 sinks: inputs.sinks,
                 mask: None,
             },
-            |x| read(x),
+            read,
         );
         out[q0 * hq * d..(q0 + seq.seq_q as usize) * hq * d].copy_from_slice(&part.out);
         for h in 0..hq {
