@@ -4,7 +4,8 @@
 # and Mesa's EGL/GL (llvmpipe, for wgpu's GL backend). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-packages=(libvulkan1 mesa-vulkan-drivers libegl1 libegl-mesa0 libgl1-mesa-dri ca-certificates curl)
+# gcc and libc6-dev: Rust links through the system C toolchain.
+packages=(libvulkan1 mesa-vulkan-drivers libegl1 libegl-mesa0 libgl1-mesa-dri ca-certificates curl gcc libc6-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
