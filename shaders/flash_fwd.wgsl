@@ -228,7 +228,9 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 if (SCALED) {
                     x = s[i * RN + j] * params.scale;
                     if (SOFTCAP) {
-                        x = params.softcap * tanh(x / params.softcap);
+                        // Clamped: tanh is +-1 in f32 well before 15, and some backends compute it
+                        // through exp, which overflows for large arguments.
+                        x = params.softcap * tanh(clamp(x / params.softcap, -15.0, 15.0));
                     }
                     if (ALIBI) {
                         x -= slope * f32(abs(diag - i32(key)));

@@ -607,7 +607,8 @@ pub struct HostInputs<'a> {
 pub struct AttentionOutput {
     /// O, laid out by the problem's output strides.
     pub out: Vec<f32>,
-    /// Natural-log log-sum-exp per (batch, head, query), when asked for; -inf for a row that sees no key.
+    /// Natural-log log-sum-exp per (batch, head, query) (per (head, token) for a variable-length
+    /// batch), when asked for; -inf for a row that sees no key (the sink, with sinks).
     pub lse: Option<Vec<f32>>,
 }
 
@@ -638,7 +639,8 @@ pub struct AttentionBuffers<'a> {
     pub v: TensorBuffer<'a>,
     /// Output, written in the problem's dtype.
     pub out: TensorBuffer<'a>,
-    /// Row log-sum-exp (f32, (batch, heads_q, seq_q)); required when the problem asks for it.
+    /// Row log-sum-exp (f32, (batch, heads_q, seq_q), or (heads_q, total_q) for a variable-length
+    /// batch); required when the problem asks for it.
     pub lse: Option<TensorBuffer<'a>>,
     /// ALiBi slopes (f32, `heads_q` or `batch * heads_q` values); required with ALiBi.
     pub alibi_slopes: Option<TensorBuffer<'a>>,

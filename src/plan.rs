@@ -274,11 +274,13 @@ pub fn storage_for(dtype: DType, caps: &DeviceCaps, force_packed_f16: bool) -> S
 /// Checks that each tensor (and the LSE and mask) fits one storage binding of the device.
 pub(crate) fn check_bindings(problem: &Attention, caps: &DeviceCaps) -> Result<()> {
     let slack = caps.min_storage_buffer_offset_alignment as u64;
-    if problem.mask_bytes() + slack > caps.max_storage_buffer_binding_size {
+    // The shaders index the mask's bytes with u32.
+    let mask_limit = caps.max_storage_buffer_binding_size.min(u32::MAX as u64);
+    if problem.mask_bytes() + slack > mask_limit {
         return Err(FlashError::DeviceLimit {
-            what: "max_storage_buffer_binding_size (bytes of the mask)",
+            what: "max_storage_buffer_binding_size (bytes of the mask, at most 4 GiB)",
             needed: problem.mask_bytes() + slack,
-            limit: caps.max_storage_buffer_binding_size,
+            limit: mask_limit,
         });
     }
     // Every tensor is bound from an aligned offset, so allow one alignment's slack on top of its span.

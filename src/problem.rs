@@ -40,7 +40,7 @@ impl DType {
 /// Element strides of one 4-D tensor laid out as (batch, seq, head, head_dim).
 ///
 /// The head_dim stride is always 1 (the last dimension is contiguous, as in FlashAttention).
-/// Strides and the offset count elements, not bytes.
+/// Strides count elements, not bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Strides {
     /// Elements between consecutive batch entries.
@@ -65,10 +65,12 @@ impl Strides {
 
     /// Number of elements from the first to one past the last element of a tensor of this shape.
     pub fn span(&self, batch: u32, seq: u32, heads: u32, head_dim: u32) -> u64 {
-        (batch as u64 - 1) * self.batch
-            + (seq as u64 - 1) * self.seq
-            + (heads as u64 - 1) * self.head
-            + head_dim as u64
+        (batch as u64)
+            .saturating_sub(1)
+            .saturating_mul(self.batch)
+            .saturating_add((seq as u64).saturating_sub(1).saturating_mul(self.seq))
+            .saturating_add((heads as u64).saturating_sub(1).saturating_mul(self.head))
+            .saturating_add(head_dim as u64)
     }
 }
 
@@ -268,8 +270,13 @@ impl Attention {
                 let mut s = self.clone();
                 s.cu_seqlens = None;
                 s.batch = 1;
-                s.seq_q = cq[b as usize + 1] - cq[b as usize];
-                s.seq_kv = ck[b as usize + 1] - ck[b as usize];
+                // Malformed prefix sums are refused by `validate`; here they only give empty lengths.
+                let len = |cu: &[u32]| {
+                    let at = |i: usize| cu.get(i).copied().unwrap_or(0);
+                    at(b as usize + 1).saturating_sub(at(b as usize))
+                };
+                s.seq_q = len(cq);
+                s.seq_kv = len(ck);
                 s
             }
         }
@@ -433,7 +440,8 @@ impl Attention {
         b as u64 * s as u64 * h as u64 * self.head_dim as u64
     }
 
-    /// Number of LSE values: batch * heads_q * seq_q.
+    /// Number of LSE values: batch * heads_q * seq_q, laid out (batch, heads_q, seq_q); for a
+    /// variable-length batch heads_q * total_q, laid out (heads_q, total_q).
     pub fn lse_len(&self) -> u64 {
         self.heads_q as u64 * self.total_tokens().0
     }
@@ -533,6 +541,34 @@ impl Attention {
                     why: "a mask buffer cannot be combined with a variable-length batch",
                 });
             }
+            let longest =
+                |cu: &Vec<u32>| cu.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0).max(1);
+            if (self.seq_q, self.seq_kv) != (longest(cq), longest(ck)) {
+                return Err(FlashError::BadOption {
+                    what: "seq_q, seq_kv",
+                    got: format!("{}, {}", self.seq_q, self.seq_kv),
+                    why: "a variable-length batch's seq_q and seq_kv are its longest lengths (build it with Attention::varlen)",
+                });
+            }
+            let packed = |heads: u32| Strides {
+                batch: 0,
+                seq: heads as u64 * self.head_dim as u64,
+                head: self.head_dim as u64,
+            };
+            let expected = [
+                packed(self.heads_q),
+                packed(self.heads_kv),
+                packed(self.heads_kv),
+                packed(self.heads_q),
+            ];
+            if let Some(t) = (0..4).find(|&t| self.strides[t] != expected[t]) {
+                return Err(FlashError::BadLayout {
+                    tensor: [Tensor::Q, Tensor::K, Tensor::V, Tensor::O][t].name(),
+                    what: "strides",
+                    got: self.strides[t].seq,
+                    why: "a variable-length batch takes packed (total tokens, heads, head_dim) tensors",
+                });
+            }
         }
         let (left, right) = self.window_size;
         for (what, v) in [
@@ -600,7 +636,9 @@ fn check_no_overlap(p: &Attention, tensor: Tensor) -> Result<()> {
                 why: "the output layout would write two elements to one address",
             });
         }
-        reach = stride * (extent - 1) + reach.max(1);
+        reach = stride
+            .saturating_mul(extent - 1)
+            .saturating_add(reach.max(1));
     }
     Ok(())
 }

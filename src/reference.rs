@@ -9,9 +9,11 @@ use crate::problem::{AlibiSlopes, Attention, MaskKind, Tensor};
 /// O and the natural-log LSE of a problem, in f64.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reference {
-    /// O, laid out contiguously as (batch, seq_q, heads_q, head_dim).
+    /// O, laid out contiguously as (batch, seq_q, heads_q, head_dim) ((total_q, heads_q, head_dim)
+    /// for a variable-length batch).
     pub out: Vec<f64>,
-    /// LSE, laid out (batch, heads_q, seq_q); -inf for a row that sees no key.
+    /// LSE, laid out (batch, heads_q, seq_q) ((heads_q, total_q) for a variable-length batch);
+    /// -inf for a row that sees no key (the sink, with sinks).
     pub lse: Vec<f64>,
 }
 
@@ -56,7 +58,23 @@ pub fn attention_with(
 /// (c * tanh(s / c)), minus slope * |i + off - j| under ALiBi, plus the bias (or -inf where a
 /// boolean mask is 0) under a mask; the row's softmax denominator also
 /// holds exp(sink) under sinks. A row with no visible key gives O = 0 and LSE = the sink, or -inf.
+///
+/// # Panics
+/// When a slice is shorter than the problem describes, or an input the problem uses (slopes,
+/// sinks, mask) is missing: this is a test oracle, and a missing input must not go unnoticed.
 pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f64) -> Reference {
+    assert!(
+        p.alibi.is_none() || inputs.alibi_slopes.is_some(),
+        "the problem uses ALiBi: give its slopes"
+    );
+    assert!(
+        !p.sinks || inputs.sinks.is_some(),
+        "the problem uses sinks: give them"
+    );
+    assert!(
+        p.mask.is_none() || inputs.mask.is_some(),
+        "the problem has a mask: give it"
+    );
     if let Some((cq, ck)) = &p.cu_seqlens {
         return varlen(p, cq, ck, inputs, &read);
     }
@@ -236,11 +254,22 @@ pub type Row = (Vec<f64>, f64);
 ///
 /// Written on its own (not through [`attention`]), as the textbook softmax: all scores of the row,
 /// their maximum, the exponentials, their sum, then the weighted sum of V. Meant for checking large
-/// problems, where the full oracle would take too long, on a sample of rows.
+/// problems, where the full oracle would take too long, on a sample of rows. It honours the causal
+/// mask and the window, not softcap, ALiBi, sinks, masks or variable-length batches: it panics on
+/// a problem that has them.
 ///
 /// # Panics
-/// When a row index is out of range, or a slice is shorter than the problem's layout.
+/// When a row index is out of range, a slice is shorter than the problem's layout, or the problem
+/// uses an option this function does not model.
 pub fn rows(p: &Attention, q: &[f32], k: &[f32], v: &[f32], rows: &[(u32, u32, u32)]) -> Vec<Row> {
+    assert!(
+        p.softcap == 0.0
+            && p.alibi.is_none()
+            && !p.sinks
+            && p.mask.is_none()
+            && p.cu_seqlens.is_none(),
+        "reference::rows models plain, causal and windowed attention only"
+    );
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
     let scale = p.scale() as f64;

@@ -174,10 +174,17 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
         lse_offset: extra.lse,
         heads_q: p.heads_q,
         score_sign: if p.scale() < 0.0 { -1.0 } else { 1.0 },
-        win_left: p.window_size.0,
+        // A side wider than the sequence is unbounded (as in FlashAttention); this also keeps the
+        // shader's i32 band arithmetic far from overflow.
+        win_left: if p.window_size.0 as i64 >= p.seq_kv as i64 {
+            -1
+        } else {
+            p.window_size.0
+        },
         win_right: match (p.causal, p.window_size.1) {
             (true, r) if r < 0 => 0,
             (true, r) => r.min(0),
+            (false, r) if r as i64 >= p.seq_q as i64 => -1,
             (false, r) => r,
         },
         scale: p.scale(),

@@ -176,6 +176,7 @@ impl Materialized {
             ("alibi", problem.alibi.is_some()),
             ("sinks", problem.sinks),
             ("attn_mask", problem.mask.is_some()),
+            ("varlen", problem.cu_seqlens.is_some()),
         ];
         if let Some((what, _)) = unsupported.into_iter().find(|(_, on)| *on) {
             return Err(FlashError::BadOption {

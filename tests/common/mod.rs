@@ -345,6 +345,11 @@ pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) 
     let naive = naive_lowp(p, &inputs);
     let mut kernel_err = 0.0f64;
     let mut naive_err = 0.0f64;
+    assert_eq!(got.out.len(), want.out.len(), "{p:?}: output lengths");
+    assert_eq!(naive.len(), want.out.len(), "{p:?}: naive output length");
+    if p.with_lse {
+        assert_eq!(got.lse.len(), want.lse.len(), "{p:?}: lse lengths");
+    }
     for (idx, ((g, w), n)) in got.out.iter().zip(&want.out).zip(&naive).enumerate() {
         assert!(
             g.is_finite(),
