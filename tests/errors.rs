@@ -117,6 +117,19 @@ fn tensor_larger_than_a_binding() {
     }
 }
 
+/// The error of planning `p` with forced tiles.
+fn forced_tiles_err(p: &Attention, caps: &DeviceCaps, tiles: Tiles) -> FlashError {
+    plan_with(
+        p,
+        caps,
+        PlanOptions {
+            tiles: Some(tiles),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+}
+
 #[test]
 fn limits_of_a_webgpu_default_device() {
     let caps = DeviceCaps::webgpu_defaults();
@@ -127,15 +140,7 @@ fn limits_of_a_webgpu_default_device() {
         threads_x: 16,
         threads_y: 16,
     };
-    let err = plan_with(
-        &Attention::new(1, 1, 1, 64, 64, 128),
-        &caps,
-        PlanOptions {
-            tiles: Some(big),
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = forced_tiles_err(&Attention::new(1, 1, 1, 64, 64, 128), &caps, big);
     assert!(
         matches!(err, FlashError::DeviceLimit { limit: 16384, .. }),
         "{err}"
@@ -146,15 +151,7 @@ fn limits_of_a_webgpu_default_device() {
         threads_x: 32,
         threads_y: 16,
     };
-    let err = plan_with(
-        &Attention::new(1, 1, 1, 64, 64, 4),
-        &caps,
-        PlanOptions {
-            tiles: Some(many),
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = forced_tiles_err(&Attention::new(1, 1, 1, 64, 64, 4), &caps, many);
     assert!(
         matches!(
             err,
@@ -172,15 +169,7 @@ fn limits_of_a_webgpu_default_device() {
         threads_x: 4,
         threads_y: 4,
     };
-    let err = plan_with(
-        &Attention::new(1, 1, 1, 64, 64, 4),
-        &caps,
-        PlanOptions {
-            tiles: Some(ragged),
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = forced_tiles_err(&Attention::new(1, 1, 1, 64, 64, 4), &caps, ragged);
     assert!(
         matches!(err, FlashError::BadOption { what: "tiles", .. }),
         "{err}"
@@ -234,13 +223,9 @@ fn buffers_that_do_not_fit() {
         sinks: None,
         mask: None,
     };
+    let mut fail = |q, out, lse| plan.encode(&mut enc, &bufs(q, out, lse)).unwrap_err();
     // Too small, counting the offset.
-    let err = plan
-        .encode(
-            &mut enc,
-            &bufs((&small).into(), (&o).into(), Some((&lse).into())),
-        )
-        .unwrap_err();
+    let err = fail((&small).into(), (&o).into(), Some((&lse).into()));
     assert_eq!(
         err,
         FlashError::BufferTooSmall {
@@ -249,19 +234,14 @@ fn buffers_that_do_not_fit() {
             got: 500
         }
     );
-    let err = plan
-        .encode(
-            &mut enc,
-            &bufs(
-                TensorBuffer {
-                    buffer: &q,
-                    offset: 16,
-                },
-                (&o).into(),
-                Some((&lse).into()),
-            ),
-        )
-        .unwrap_err();
+    let err = fail(
+        TensorBuffer {
+            buffer: &q,
+            offset: 16,
+        },
+        (&o).into(),
+        Some((&lse).into()),
+    );
     assert_eq!(
         err,
         FlashError::BufferTooSmall {
@@ -271,19 +251,14 @@ fn buffers_that_do_not_fit() {
         }
     );
     // Offsets must be multiples of 4 elements.
-    let err = plan
-        .encode(
-            &mut enc,
-            &bufs(
-                TensorBuffer {
-                    buffer: &q,
-                    offset: 4,
-                },
-                (&o).into(),
-                Some((&lse).into()),
-            ),
-        )
-        .unwrap_err();
+    let err = fail(
+        TensorBuffer {
+            buffer: &q,
+            offset: 4,
+        },
+        (&o).into(),
+        Some((&lse).into()),
+    );
     assert!(
         matches!(
             err,
@@ -297,20 +272,13 @@ fn buffers_that_do_not_fit() {
         "{err}"
     );
     // LSE asked for but not given, and an LSE buffer too small.
-    let err = plan
-        .encode(&mut enc, &bufs((&q).into(), (&o).into(), None))
-        .unwrap_err();
+    let err = fail((&q).into(), (&o).into(), None);
     assert!(
         matches!(err, FlashError::BadOption { what: "lse", .. }),
         "{err}"
     );
     let tiny = storage(32);
-    let err = plan
-        .encode(
-            &mut enc,
-            &bufs((&q).into(), (&o).into(), Some((&tiny).into())),
-        )
-        .unwrap_err();
+    let err = fail((&q).into(), (&o).into(), Some((&tiny).into()));
     assert_eq!(
         err,
         FlashError::BufferTooSmall {
@@ -320,20 +288,13 @@ fn buffers_that_do_not_fit() {
         }
     );
     // The output may not share a buffer with an input.
-    let err = plan
-        .encode(
-            &mut enc,
-            &bufs((&q).into(), (&q).into(), Some((&lse).into())),
-        )
-        .unwrap_err();
+    let err = fail((&q).into(), (&q).into(), Some((&lse).into()));
     assert!(
         matches!(err, FlashError::BadLayout { tensor: "out", .. }),
         "{err}"
     );
     // Nor may the LSE.
-    let err = plan
-        .encode(&mut enc, &bufs((&q).into(), (&o).into(), Some((&q).into())))
-        .unwrap_err();
+    let err = fail((&q).into(), (&o).into(), Some((&q).into()));
     assert!(
         matches!(
             err,
@@ -352,12 +313,7 @@ fn buffers_that_do_not_fit() {
         usage: wgpu::BufferUsages::UNIFORM,
         mapped_at_creation: false,
     });
-    let err = plan
-        .encode(
-            &mut enc,
-            &bufs((&uniform).into(), (&o).into(), Some((&lse).into())),
-        )
-        .unwrap_err();
+    let err = fail((&uniform).into(), (&o).into(), Some((&lse).into()));
     assert!(
         matches!(
             err,
