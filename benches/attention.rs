@@ -643,6 +643,7 @@ fn bench_into(
     let options = PlanOptions {
         tiles: args.tiles,
         force_packed_f16: args.packed_f16,
+        ..Default::default()
     };
     let plan = ctx.plan_with(p, options)?;
     let t = plan.plan().tiles;

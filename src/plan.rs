@@ -135,11 +135,27 @@ impl Tiles {
     }
 }
 
-/// Which kernel a plan runs.
+/// Which kernel a plan runs (the tiers of the README, best last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     /// The portable tiled forward kernel (plain WGSL, f32 accumulation).
     ForwardPortable,
+    /// The portable kernel with row reductions through subgroup operations (needs `SUBGROUP`).
+    ForwardSubgroup,
+    /// Q K^T and P V on the matrix units through cooperative matrices (f16 in, f32 accumulate;
+    /// needs `EXPERIMENTAL_COOPERATIVE_MATRIX` with a 16x16x16 f16/f32 configuration).
+    ForwardCoopMatrix,
+}
+
+impl Kernel {
+    /// Short name used in reports and pipeline labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::ForwardPortable => "portable",
+            Kernel::ForwardSubgroup => "subgroup",
+            Kernel::ForwardCoopMatrix => "coop-matrix",
+        }
+    }
 }
 
 /// Choices a caller may force instead of letting the plan decide (tests, benchmarks, tuning).
@@ -149,6 +165,9 @@ pub struct PlanOptions {
     pub tiles: Option<Tiles>,
     /// Read f16 through packed `u32` words even where `SHADER_F16` exists.
     pub force_packed_f16: bool,
+    /// Run this kernel instead of the best one the device offers (an error if the device or the
+    /// problem cannot use it).
+    pub kernel: Option<Kernel>,
 }
 
 /// A validated, device-specific way to run one problem. Pure data; inspect it freely.
@@ -221,6 +240,7 @@ pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
 /// Plans `problem` for a device with some choices forced.
 pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Plan> {
     problem.validate()?;
+    let kernel = choose_kernel(caps, options.kernel)?;
     let storage = storage_for(problem.dtype, caps, options.force_packed_f16);
     let d = problem.head_dim;
     let tiles = match options.tiles {
@@ -251,13 +271,25 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
     }
     Ok(Plan {
         problem: problem.clone(),
-        kernel: Kernel::ForwardPortable,
+        kernel,
         storage,
         tiles,
         grid,
         workgroup_bytes: tiles.workgroup_bytes(d),
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
     })
+}
+
+/// The kernel to run: the forced one if the device can run it, else the best the device offers.
+fn choose_kernel(caps: &DeviceCaps, forced: Option<Kernel>) -> Result<Kernel> {
+    let _ = caps;
+    match forced {
+        None | Some(Kernel::ForwardPortable) => Ok(Kernel::ForwardPortable),
+        Some(k) => Err(FlashError::MissingFeature {
+            what: k.name(),
+            feature: "a kernel this build does not implement yet",
+        }),
+    }
 }
 
 /// How a dtype is stored and read on a device: f16 natively where `SHADER_F16` is enabled (unless

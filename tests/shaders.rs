@@ -87,6 +87,7 @@ fn every_forward_variant_validates_and_translates() {
                         PlanOptions {
                             tiles: Some(tiles),
                             force_packed_f16: packed,
+                            ..Default::default()
                         },
                     ) else {
                         continue;
@@ -114,7 +115,7 @@ fn every_forward_variant_validates_and_translates() {
                 .with_lse(true);
             let options = PlanOptions {
                 tiles: Some(tiles),
-                force_packed_f16: false,
+                ..Default::default()
             };
             if let Ok(plan) = plan_with(&p, &caps, options) {
                 validate(

@@ -398,6 +398,7 @@ fn random_combinations() {
         let options = PlanOptions {
             tiles: tiles[rng.random_range(0..tiles.len())],
             force_packed_f16: caps.shader_f16 && rng.random_bool(0.5),
+            ..Default::default()
         };
         check(&p, options, 1000 + case, 2.0);
     }
