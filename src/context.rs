@@ -29,16 +29,21 @@ pub struct FlashContext {
 }
 
 /// Features the context asks for when it creates the device itself, where the adapter has them.
+///
+/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX`, which the tensor-core tier needs: the
+/// context opts in to wgpu's experimental features for it when the adapter offers it. Create the
+/// device yourself and pass it to [`FlashContext::new`] to decide otherwise.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
     .union(wgpu::Features::TIMESTAMP_QUERY)
-    .union(wgpu::Features::SUBGROUP);
+    .union(wgpu::Features::SUBGROUP)
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
 impl FlashContext {
     /// Wraps a device the caller created from `adapter`. The plan uses the device's enabled
     /// features and limits (not the adapter's), so ask for `SHADER_F16` and generous limits when
     /// creating it if the adapter has them.
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, adapter: &wgpu::Adapter) -> Result<Self> {
-        let caps = caps_of(&device, &adapter.get_info());
+        let caps = caps_of(&device, adapter);
         Ok(Self::from_parts(device, queue, caps))
     }
 
@@ -64,11 +69,21 @@ impl FlashContext {
     /// that it offers, and wraps it.
     pub async fn from_adapter(adapter: &wgpu::Adapter) -> Result<Self> {
         let features = adapter.features() & WANTED_FEATURES;
+        let experimental_features =
+            if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+                // SAFETY: the only experimental feature requested is cooperative matrices, used by
+                // one kernel whose every variant naga validates and the test suite checks against
+                // the f64 oracle on a device that has them.
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            } else {
+                wgpu::ExperimentalFeatures::disabled()
+            };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("wgpu-flash-attn"),
                 required_features: features,
                 required_limits: adapter.limits(),
+                experimental_features,
                 ..Default::default()
             })
             .await
@@ -521,8 +536,16 @@ fn poisoned() -> FlashError {
     FlashError::Wgpu("the pipeline cache lock was poisoned by a panic elsewhere".into())
 }
 
-fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
+fn caps_of(device: &wgpu::Device, adapter: &wgpu::Adapter) -> DeviceCaps {
     let f = device.features();
+    let info = adapter.get_info();
+    let coop_matrix_f16 = f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+        && adapter.cooperative_matrix_properties().iter().any(|c| {
+            use wgpu::wgt::CooperativeScalarType as T;
+            (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                && c.ab_type == T::F16
+                && c.cr_type == T::F32
+        });
     DeviceCaps {
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
@@ -534,6 +557,7 @@ fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
         subgroup_sizes: f
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
+        coop_matrix_f16,
         ..DeviceCaps::from_limits(&device.limits())
     }
 }

@@ -36,6 +36,9 @@ pub struct DeviceCaps {
     pub timestamp_query: bool,
     /// Subgroup size range when `SUBGROUP` is enabled.
     pub subgroup_sizes: Option<(u32, u32)>,
+    /// The device has `EXPERIMENTAL_COOPERATIVE_MATRIX` enabled and its adapter lists a 16x16x16
+    /// configuration with f16 A/B and f32 accumulators (what the tensor-core tier uses).
+    pub coop_matrix_f16: bool,
 }
 
 impl DeviceCaps {
@@ -64,6 +67,7 @@ impl DeviceCaps {
             shader_f16: false,
             timestamp_query: false,
             subgroup_sizes: None,
+            coop_matrix_f16: false,
         }
     }
 }
@@ -116,7 +120,20 @@ impl Tiles {
         self.threads_x * self.threads_y
     }
 
-    /// Bytes of workgroup memory the forward kernel uses with these tiles at this head dimension:
+    /// Bytes of workgroup memory `kernel` uses with these tiles at this head dimension.
+    pub fn workgroup_bytes_for(&self, kernel: Kernel, head_dim: u32) -> u32 {
+        match kernel {
+            Kernel::ForwardCoopMatrix => {
+                // K and V tiles (f16, padded rows), per subgroup a 16-row block of f32 scores and
+                // of f16 probabilities, a scale per row, and 8 words of flags and sequence info.
+                let (bn, bm) = (self.block_n, self.block_m);
+                2 * bn * (head_dim + 8) * 2 + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32
+            }
+            _ => self.workgroup_bytes(head_dim),
+        }
+    }
+
+    /// Bytes of workgroup memory the portable forward kernel uses with these tiles at this head dimension:
     /// Q tile and one K/V tile (f32, rows padded by 4 elements against bank conflicts), the
     /// probability tile, and one float per thread for row reductions.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
@@ -240,15 +257,17 @@ pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
 /// Plans `problem` for a device with some choices forced.
 pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Plan> {
     problem.validate()?;
-    let kernel = choose_kernel(caps, options.kernel)?;
+    let kernel = choose_kernel(problem, caps, options)?;
     let storage = storage_for(problem.dtype, caps, options.force_packed_f16);
     let d = problem.head_dim;
-    let tiles = match options.tiles {
-        Some(t) => {
+    let tiles = match (kernel, options.tiles) {
+        (Kernel::ForwardCoopMatrix, Some(t)) => t, // checked by choose_kernel
+        (Kernel::ForwardCoopMatrix, None) => choose_coop_tiles(d, caps)?,
+        (_, Some(t)) => {
             check_tiles(&t, d, caps)?;
             t
         }
-        None => choose_tiles(d, caps)?,
+        (_, None) => choose_tiles(d, caps)?,
     };
     check_bindings(problem, caps)?;
     let grid = [
@@ -275,21 +294,122 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         storage,
         tiles,
         grid,
-        workgroup_bytes: tiles.workgroup_bytes(d),
+        workgroup_bytes: tiles.workgroup_bytes_for(kernel, d),
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
     })
 }
 
-/// The kernel to run: the forced one if the device can run it, else the best the device offers.
-fn choose_kernel(caps: &DeviceCaps, forced: Option<Kernel>) -> Result<Kernel> {
-    let _ = caps;
-    match forced {
-        None | Some(Kernel::ForwardPortable) => Ok(Kernel::ForwardPortable),
+/// The kernel to run: the forced one if the device and the problem allow it, else the best the
+/// device offers for this problem (with these options).
+fn choose_kernel(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Kernel> {
+    match options.kernel {
+        Some(Kernel::ForwardPortable) => Ok(Kernel::ForwardPortable),
+        Some(Kernel::ForwardCoopMatrix) => {
+            coop_usable(problem, caps, options)?;
+            Ok(Kernel::ForwardCoopMatrix)
+        }
         Some(k) => Err(FlashError::MissingFeature {
             what: k.name(),
             feature: "a kernel this build does not implement yet",
         }),
+        None if coop_usable(problem, caps, options).is_ok() => Ok(Kernel::ForwardCoopMatrix),
+        None => Ok(Kernel::ForwardPortable),
     }
+}
+
+/// Why the tensor-core tier cannot run this problem here, if it cannot.
+fn coop_usable(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<()> {
+    let what = "the cooperative-matrix kernel";
+    if !caps.coop_matrix_f16 {
+        return Err(FlashError::MissingFeature {
+            what,
+            feature: "EXPERIMENTAL_COOPERATIVE_MATRIX (16x16x16, f16 A/B, f32 C)",
+        });
+    }
+    if problem.dtype != DType::F16 {
+        return Err(FlashError::BadOption {
+            what: "dtype",
+            got: format!("{:?}", problem.dtype),
+            why: "the cooperative-matrix kernel reads f16 (f32 and bf16 run on the portable tier)",
+        });
+    }
+    if !caps.shader_f16 || options.force_packed_f16 {
+        return Err(FlashError::MissingFeature {
+            what,
+            feature: "SHADER_F16 (and no forced packed f16)",
+        });
+    }
+    if problem.head_dim % 16 != 0 {
+        return Err(FlashError::BadOption {
+            what: "head_dim",
+            got: problem.head_dim.to_string(),
+            why: "the cooperative-matrix kernel needs a multiple of 16",
+        });
+    }
+    coop_subgroup_size(caps)?;
+    match options.tiles {
+        Some(t) => check_coop_tiles(&t, problem.head_dim, caps),
+        None => choose_coop_tiles(problem.head_dim, caps).map(|_| ()),
+    }
+}
+
+/// The one subgroup size the cooperative-matrix kernel is specialised for.
+fn coop_subgroup_size(caps: &DeviceCaps) -> Result<u32> {
+    match caps.subgroup_sizes {
+        Some((lo, hi)) if lo == hi && lo.is_power_of_two() && (16..=128).contains(&lo) => Ok(lo),
+        _ => Err(FlashError::MissingFeature {
+            what: "the cooperative-matrix kernel",
+            feature: "SUBGROUP with one fixed size between 16 and 128",
+        }),
+    }
+}
+
+/// Tiles of the cooperative-matrix kernel: `threads_y` subgroups of `threads_x` lanes, each owning
+/// 16 query rows (`block_m = 16 * threads_y`), keys in tiles of `block_n`.
+fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+    let sg = coop_subgroup_size(caps)?;
+    let shaped = t.threads_x == sg
+        && t.threads_y > 0
+        && t.block_m == 16 * t.threads_y
+        && t.block_n > 0
+        && t.block_n % 16 == 0
+        && t.block_m <= 2 * t.block_n;
+    if !shaped {
+        return Err(FlashError::BadOption {
+            what: "tiles",
+            got: format!("{t:?}"),
+            why: "cooperative-matrix tiles need threads_x = the subgroup size, block_m = 16 * threads_y, \
+                  block_n a multiple of 16 and block_m <= 2 * block_n",
+        });
+    }
+    check_limits(
+        t,
+        t.workgroup_bytes_for(Kernel::ForwardCoopMatrix, head_dim),
+        caps,
+    )
+}
+
+fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
+    let sg = coop_subgroup_size(caps)?;
+    let candidates = || {
+        tuning::coop_candidates().map(|(block_n, subgroups)| Tiles {
+            block_m: 16 * subgroups,
+            block_n,
+            threads_x: sg,
+            threads_y: subgroups,
+        })
+    };
+    candidates()
+        .find(|t| check_coop_tiles(t, head_dim, caps).is_ok())
+        .ok_or_else(|| {
+            let smallest = candidates().last().expect("table is not empty");
+            FlashError::DeviceLimit {
+                what:
+                    "max_compute_workgroup_storage_size (bytes, smallest cooperative-matrix tile)",
+                needed: smallest.workgroup_bytes_for(Kernel::ForwardCoopMatrix, head_dim) as u64,
+                limit: caps.max_workgroup_storage_bytes as u64,
+            }
+        })
 }
 
 /// How a dtype is stored and read on a device: f16 natively where `SHADER_F16` is enabled (unless
@@ -345,6 +465,11 @@ fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
             why: "block_m must be a positive multiple of threads_y and block_n of threads_x",
         });
     }
+    check_limits(t, t.workgroup_bytes(head_dim), caps)
+}
+
+/// Invocations and workgroup memory of a tile against the device's limits.
+fn check_limits(t: &Tiles, bytes: u32, caps: &DeviceCaps) -> Result<()> {
     let limit = caps
         .max_invocations_per_workgroup
         .min(caps.max_workgroup_size_x);
@@ -355,7 +480,6 @@ fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
             limit: limit as u64,
         });
     }
-    let bytes = t.workgroup_bytes(head_dim);
     if bytes > caps.max_workgroup_storage_bytes {
         return Err(FlashError::DeviceLimit {
             what: "max_compute_workgroup_storage_size (bytes)",

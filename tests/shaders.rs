@@ -1,8 +1,8 @@
 //! Every shader variant the planner can produce parses and validates with naga, and translates to
 //! MSL and HLSL, so Metal and DX12 breakage shows without such a machine. No GPU needed.
 
-use wgpu_flash_attn::kernels::{forward, materialized};
-use wgpu_flash_attn::plan::{plan_with, DeviceCaps, PlanOptions, Storage};
+use wgpu_flash_attn::kernels::{coop, forward, materialized};
+use wgpu_flash_attn::plan::{plan_with, DeviceCaps, Kernel, PlanOptions, Storage};
 use wgpu_flash_attn::{tuning, Attention, DType};
 
 fn validate(source: &str, what: &str) {
@@ -172,4 +172,67 @@ fn default_plans_fit_webgpu_default_limits() {
             plan.tiles
         );
     }
+}
+
+/// Parses, validates and writes SPIR-V: the cooperative-matrix tier runs on Vulkan only in wgpu 30.
+fn validate_spirv(source: &str, what: &str) {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
+    let words = naga::back::spv::write_vec(&module, &info, &Default::default(), None)
+        .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e:?}"));
+    assert!(words.len() > 100, "{what}: SPIR-V of {} words", words.len());
+}
+
+#[test]
+fn every_coop_matrix_variant_validates_and_writes_spirv() {
+    validate_spirv(coop::SOURCE, "flash_fwd_coop.wgsl");
+    let mut caps = DeviceCaps::webgpu_defaults();
+    caps.max_workgroup_storage_bytes = 49152;
+    caps.max_invocations_per_workgroup = 1024;
+    caps.max_workgroup_size_x = 1024;
+    caps.shader_f16 = true;
+    caps.coop_matrix_f16 = true;
+    let mut n = 0;
+    for subgroup in [32, 64] {
+        caps.subgroup_sizes = Some((subgroup, subgroup));
+        for d in [16, 48, 64, 128, 256] {
+            for all in [false, true] {
+                let mut p = Attention::new(1, 1, 1, 4, 4, d)
+                    .dtype(DType::F16)
+                    .causal(all)
+                    .with_lse(all);
+                if all {
+                    p = p
+                        .window_size(3, 2)
+                        .softcap(10.0)
+                        .alibi(Some(wgpu_flash_attn::AlibiSlopes::PerHead))
+                        .sinks(true)
+                        .attn_mask(Some(wgpu_flash_attn::AttnMask {
+                            kind: wgpu_flash_attn::MaskKind::Boolean,
+                            per_batch: true,
+                            per_head: false,
+                        }));
+                }
+                let varlen = Attention::varlen(2, 1, d, &[0, 3, 9], &[0, 5, 5])
+                    .dtype(DType::F16)
+                    .causal(true);
+                for p in [p, varlen] {
+                    let plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
+                    assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix, "{p:?}");
+                    validate_spirv(
+                        &forward::shader_source(&plan),
+                        &format!("coop sg={subgroup} d={d} all={all} {:?}", plan.tiles),
+                    );
+                    n += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{n} cooperative-matrix variants validated");
 }

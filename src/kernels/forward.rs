@@ -3,7 +3,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::error::{FlashError, Result};
-use crate::plan::{Plan, Storage};
+use crate::plan::{Kernel, Plan, Storage};
 use crate::problem::{Attention, MaskKind, Tensor};
 
 /// The shader file, with default constants.
@@ -47,6 +47,9 @@ pub(crate) struct Params {
 
 /// The shader source specialised for a plan.
 pub fn shader_source(plan: &Plan) -> String {
+    if plan.kernel == Kernel::ForwardCoopMatrix {
+        return super::coop::shader_source(plan);
+    }
     let p = &plan.problem;
     let t = plan.tiles;
     let header = format!(
@@ -146,7 +149,7 @@ pub(crate) fn bind_range(
 
 /// Softcap and ALiBi act on real logits: such plans scale scores before the exponential instead of
 /// folding the scale into it.
-fn scaled(p: &Attention) -> bool {
+pub(crate) fn scaled(p: &Attention) -> bool {
     p.softcap > 0.0
         || p.alibi.is_some()
         || matches!(p.mask, Some(m) if m.kind == MaskKind::Additive)

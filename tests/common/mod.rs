@@ -337,12 +337,16 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
 
 /// Checks one case against the oracle with the 2x-naive rule; returns (kernel error, naive error).
 pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) -> (f64, f64) {
+    check_inputs(p, options, &Inputs::new(p, seed, qk_magnitude))
+}
+
+/// [`check`] on given inputs.
+pub fn check_inputs(p: &Attention, options: PlanOptions, inputs: &Inputs) -> (f64, f64) {
     let ctx = ctx();
-    let inputs = Inputs::new(p, seed, qk_magnitude);
-    let got = run_gpu(ctx, p, options, &inputs);
+    let got = run_gpu(ctx, p, options, inputs);
     let rd = |x: f32| round_to(p.dtype, x) as f64;
     let want = reference::attention_full(p, inputs.host(), rd);
-    let naive = naive_lowp(p, &inputs);
+    let naive = naive_lowp(p, inputs);
     let mut kernel_err = 0.0f64;
     let mut naive_err = 0.0f64;
     assert_eq!(got.out.len(), want.out.len(), "{p:?}: output lengths");

@@ -1,0 +1,402 @@
+// FlashAttention forward, tensor-core tier: Q K^T and P V on the matrix units through cooperative
+// matrices (f16 inputs, f32 accumulation), the online softmax on the lanes.
+//
+// One workgroup of NS subgroups owns BM = 16 * NS query rows of one (batch, query head); subgroup s
+// owns rows 16 s .. 16 s + 15. Its Q rows stay in registers as D / 16 fragments; K and V tiles of BN
+// keys are staged in workgroup memory (f16) and shared by all subgroups. For each tile a subgroup
+// computes its 16 x BN scores as fragments, stores them to its own block of workgroup memory, where
+// its lanes apply the masks, update the running max and sum and write the probabilities P as f16;
+// then O (16 x D, D / 16 accumulator fragments) += P V.
+//
+// Cooperative matrices are opaque: their rows cannot be rescaled in registers. So the running max
+// is only moved when a row's max grows by more than 2^THRESH (in exp2 units); until then P stays
+// below 2^THRESH, which f16 holds exactly as well as values below 1. When any row must move, the
+// whole workgroup takes a slow path that scales O through workgroup memory; after the first few
+// tiles this is rare. The final normalisation uses the max actually subtracted, so the result is
+// exact either way.
+//
+// The block between the HEADER markers is replaced by constants generated from the plan
+// (src/kernels/forward.rs); the defaults below keep this file valid WGSL on its own.
+enable f16;
+enable wgpu_cooperative_matrix;
+// Every cooperative operation below runs in workgroup-uniform control flow (loop bounds and
+// branches come from the uniform params, workgroup ids and workgroupUniformLoad), but naga's
+// analysis treats every local variable as non-uniform and would reject them; this filter (the one
+// naga applies to its uniformity checks) turns that check off.
+diagnostic(off, derivative_uniformity);
+
+// HEADER BEGIN
+const D: u32 = 128u;      // head_dim, a multiple of 16
+const BN: u32 = 32u;      // keys per tile, a multiple of 16
+const NS: u32 = 4u;       // subgroups per workgroup; each owns 16 query rows
+const SG: u32 = 32u;      // subgroup size (16 <= SG, a power of two)
+const BANDED: bool = false;   // a causal mask or a sliding window limits the keys of a row
+const SCALED: bool = false;   // scores are scaled before exp2 (softcap or ALiBi need real logits)
+const SOFTCAP: bool = false;
+const ALIBI: bool = false;
+const SINKS: bool = false;
+const BIAS: bool = false;     // an additive f32 bias from mask_buf
+const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
+const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
+const WRITE_LSE: bool = true;
+// HEADER END
+
+const D4: u32 = D / 4u;
+const D16: u32 = D / 16u;
+const N16: u32 = BN / 16u;
+const BM: u32 = 16u * NS;
+const WG: u32 = SG * NS;
+const LPR: u32 = SG / 16u;      // lanes per score row in the softmax
+const CPL: u32 = BN / LPR;      // score columns per lane
+const RS: u32 = D + 8u;         // K/V (and staged Q) row stride in halves, padded against bank conflicts
+const SS: u32 = BN + 4u;        // score row stride in floats (at least 16: O passes through it too)
+const PS: u32 = BN + 8u;        // probability row stride in halves
+const THRESH: f32 = 8.0;
+// Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
+const MASKED: f32 = -3.0e38;
+const LN2: f32 = 0.6931471805599453;
+const LOG2E: f32 = 1.4426950408889634;
+const NEG_INF_BITS: u32 = 0xff800000u;
+
+struct Params {
+    seq_q: u32,
+    seq_kv: u32,
+    group: u32,          // heads_q / heads_kv
+    _pad0: u32,
+    scale_log2: f32,     // |softmax_scale| * log2(e); log2(e) when SCALED
+    lse_offset: u32,     // in f32 elements
+    heads_q: u32,
+    score_sign: f32,     // sign of softmax_scale: exact, so scores stay unscaled until exp2
+    win_left: i32,       // keys before the diagonal a query sees; -1: unbounded
+    win_right: i32,      // keys after the diagonal; -1: unbounded (0 with causal)
+    scale: f32,          // softmax_scale, applied before exp2 when SCALED
+    softcap: f32,
+    alibi_offset: u32,   // in f32 elements
+    alibi_batch_stride: u32,  // 0: one slope per head; heads_q: one per (batch, head)
+    sinks_offset: u32,   // in f32 elements
+    _pad: u32,
+    mask_offset: u32,    // in mask elements (f32 for a bias, bytes for a boolean mask)
+    mask_batch_stride: u32,  // elements between batch planes (0: broadcast)
+    mask_head_stride: u32,   // elements between head planes (0: broadcast)
+    total_q: u32,        // VARLEN: query tokens in all (the LSE is laid out (heads_q, total_q))
+    batch: u32,          // VARLEN: sequences; mask_buf holds cu_seqlens_q then cu_seqlens_k
+    _pad3: u32,
+    _pad4: u32,
+    _pad5: u32,
+    // offset, batch, seq and head strides, in vec4 units
+    q: vec4<u32>,
+    k: vec4<u32>,
+    v: vec4<u32>,
+    o: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> q_buf: array<vec4<f16>>;
+@group(0) @binding(2) var<storage, read> k_buf: array<vec4<f16>>;
+@group(0) @binding(3) var<storage, read> v_buf: array<vec4<f16>>;
+@group(0) @binding(4) var<storage, read_write> o_buf: array<vec4<f16>>;
+// LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
+@group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
+@group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
+@group(0) @binding(7) var<storage, read> sinks_buf: array<f32>;
+// A bias as f32 bits (-infinity masks), a boolean mask as bytes four to a word, or (VARLEN, which
+// takes no mask) the prefix sums of the sequence lengths.
+@group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
+
+// K at 0, V at BN * RS; the Q block passes through it once at the start (BM <= 2 BN).
+var<workgroup> kv_tile: array<f16, 2u * BN * RS>;
+// Each subgroup's 16 x BN scores; also where O fragments are scaled and written out.
+var<workgroup> s_tile: array<f32, NS * 16u * SS>;
+var<workgroup> p_tile: array<f16, NS * 16u * PS>;
+// Per row: the factor O is scaled by (rescale, then 1 / l at the end).
+var<workgroup> row_scale: array<f32, BM>;
+// VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform;
+// the rescale flag in 4.
+//
+// Every workgroup variable is a multiple of 32 bytes: a driver may place them in any order, and
+// cooperative loads and stores silently misread rows that do not start on a 16-byte boundary
+// (measured on NVIDIA: one 4-byte flag shifted every fragment by two elements).
+var<workgroup> shared_u32: array<u32, 8>;
+const RESCALE: u32 = 4u;
+
+fn store4(at: u32, x: vec4<f16>) {
+    kv_tile[at] = x.x;
+    kv_tile[at + 1u] = x.y;
+    kv_tile[at + 2u] = x.z;
+    kv_tile[at + 3u] = x.w;
+}
+
+@compute @workgroup_size(WG)
+fn forward(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(subgroup_id) sg: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let m0 = wid.x * BM;
+    let head_q = wid.y;
+    let batch = wid.z;
+    let head_kv = head_q / params.group;
+    // This workgroup's sequence: its lengths, and where its tokens start in the packed tensors.
+    var seq_q = params.seq_q;
+    var seq_kv = params.seq_kv;
+    var q_tok0 = 0u;
+    var k_tok0 = 0u;
+    if (VARLEN) {
+        if (lid == 0u) {
+            let q0 = mask_buf[params.mask_offset + batch];
+            let k0 = mask_buf[params.mask_offset + params.batch + 1u + batch];
+            shared_u32[0] = q0;
+            shared_u32[1] = mask_buf[params.mask_offset + batch + 1u] - q0;
+            shared_u32[2] = k0;
+            shared_u32[3] = mask_buf[params.mask_offset + params.batch + 2u + batch] - k0;
+        }
+        q_tok0 = workgroupUniformLoad(&shared_u32[0]);
+        seq_q = workgroupUniformLoad(&shared_u32[1]);
+        k_tok0 = workgroupUniformLoad(&shared_u32[2]);
+        seq_kv = workgroupUniformLoad(&shared_u32[3]);
+        if (m0 >= seq_q) {
+            return; // a query block past a short sequence: nothing to do
+        }
+    }
+    let diag_offset = i32(seq_kv) - i32(seq_q); // query i's diagonal key is i + diag_offset
+    let q_base = params.q.x + batch * params.q.y + head_q * params.q.w + q_tok0 * params.q.z;
+    let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
+    let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
+
+    // Q block -> workgroup memory -> this subgroup's A fragments, kept for the whole pass.
+    for (var i = lid; i < BM * D4; i += WG) {
+        let r = i / D4;
+        let c = i % D4;
+        var x = vec4<f16>(0.0h);
+        if (m0 + r < seq_q) {
+            x = q_buf[q_base + (m0 + r) * params.q.z + c];
+        }
+        store4(r * RS + c * 4u, x);
+    }
+    workgroupBarrier();
+    var q_frag: array<coop_mat16x16<f16, A>, D16>;
+    for (var kd = 0u; kd < D16; kd++) {
+        let at = sg * 16u * RS + kd * 16u;
+        q_frag[kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at], RS);
+    }
+
+    // Keys outside [kv_start, kv_end) are masked for every row of this block: their tiles are never
+    // visited. The first row has the band's lowest key, the last row its highest.
+    var kv_start = 0u;
+    var kv_end = seq_kv;
+    if (BANDED) {
+        let last_row = min(m0 + BM, seq_q) - 1u;
+        if (params.win_left >= 0) {
+            let lo = clamp(i32(m0) + diag_offset - params.win_left, 0, i32(seq_kv));
+            kv_start = u32(lo) / BN * BN;
+        }
+        if (params.win_right >= 0) {
+            kv_end = u32(clamp(i32(last_row) + diag_offset + params.win_right + 1, 0, i32(seq_kv)));
+        }
+    }
+    var slope = 0.0;
+    if (ALIBI) {
+        slope = alibi_buf[params.alibi_offset + batch * params.alibi_batch_stride + head_q];
+    }
+
+    // Softmax roles: lane `lane` of subgroup `sg` handles row r of the subgroup's 16, and the score
+    // columns part, part + LPR, ... of it. The LPR lanes of a row hold the same running max.
+    let r = lane / LPR;
+    let part = lane % LPR;
+    let row = m0 + sg * 16u + r;
+    let diag = i32(row) + diag_offset;
+    let s_base = sg * 16u * SS;
+    let p_base = sg * 16u * PS;
+    var m_used = MASKED;   // the max subtracted in exp2 (unscaled score units)
+    var l_part = 0.0;      // this lane's share of the row sum, relative to m_used
+
+    // A zero accumulator, loaded from zeroed workgroup memory (the portable way to make one).
+    for (var e = lane; e < 256u; e += SG) {
+        s_tile[s_base + (e / 16u) * SS + e % 16u] = 0.0;
+    }
+    workgroupBarrier();
+    let zero_frag = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
+    var o_acc: array<coop_mat16x16<f32, C>, D16>;
+    for (var f = 0u; f < D16; f++) {
+        o_acc[f] = zero_frag;
+    }
+
+    for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
+        // The previous tile's readers of kv_tile, s_tile and the flag are done.
+        workgroupBarrier();
+        if (lid == 0u) {
+            shared_u32[RESCALE] = 0u;
+        }
+        for (var i = lid; i < BN * D4; i += WG) {
+            let key = i / D4;
+            let c = i % D4;
+            // Keys past the sequence are zero, not garbage: P is 0 there, and 0 * NaN would not be.
+            var kx = vec4<f16>(0.0h);
+            var vx = vec4<f16>(0.0h);
+            if (n0 + key < seq_kv) {
+                kx = k_buf[k_base + (n0 + key) * params.k.z + c];
+                vx = v_buf[v_base + (n0 + key) * params.v.z + c];
+            }
+            store4(key * RS + c * 4u, kx);
+            store4((BN + key) * RS + c * 4u, vx);
+        }
+        workgroupBarrier();
+
+        // S = Q K^T for this subgroup's 16 rows: K read column-major is K^T.
+        for (var nb = 0u; nb < N16; nb++) {
+            var s_acc = zero_frag;
+            for (var kd = 0u; kd < D16; kd++) {
+                let at = nb * 16u * RS + kd * 16u;
+                let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at], RS);
+                s_acc = coopMultiplyAdd(q_frag[kd], k_frag, s_acc);
+            }
+            let at = s_base + nb * 16u;
+            coopStoreT(s_acc, &s_tile[at], SS);
+        }
+        workgroupBarrier();
+
+        // Score modifiers, the mask, and the row max of this tile.
+        var x: array<f32, CPL>;
+        var tile_max = MASKED;
+        for (var j = 0u; j < CPL; j++) {
+            let col = part + j * LPR;
+            let key = n0 + col;
+            var visible = key < seq_kv && row < seq_q;
+            if (BANDED) {
+                visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
+                visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
+            }
+            let s = s_tile[s_base + r * SS + col];
+            var xj = s * params.score_sign;
+            if (SCALED) {
+                xj = s * params.scale;
+                if (SOFTCAP) {
+                    // Clamped: tanh is +-1 in f32 well before 15, and some backends compute it
+                    // through exp, which overflows for large arguments.
+                    xj = params.softcap * tanh(clamp(xj / params.softcap, -15.0, 15.0));
+                }
+                if (ALIBI) {
+                    xj -= slope * f32(abs(diag - i32(key)));
+                }
+            }
+            if ((BIAS || KEEP_MASK) && visible) {
+                let at = params.mask_offset + batch * params.mask_batch_stride + head_q * params.mask_head_stride
+                    + row * seq_kv + key;
+                if (BIAS) {
+                    let bits = mask_buf[at];
+                    visible = bits != NEG_INF_BITS;
+                    xj += select(0.0, bitcast<f32>(bits), visible);
+                }
+                if (KEEP_MASK) {
+                    visible = ((mask_buf[at / 4u] >> ((at % 4u) * 8u)) & 0xffu) != 0u;
+                }
+            }
+            xj = select(MASKED, xj, visible);
+            x[j] = xj;
+            tile_max = max(tile_max, xj);
+        }
+        for (var off = 1u; off < LPR; off *= 2u) {
+            tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
+        }
+
+        // Move the subtracted max only when this row's max grew by more than 2^THRESH; a row that
+        // saw no key yet has O = 0 and l = 0, so it takes the new max for free.
+        var alpha = 1.0;
+        if (m_used <= MASKED) {
+            m_used = tile_max;
+        } else if ((tile_max - m_used) * params.scale_log2 > THRESH) {
+            alpha = exp2((m_used - tile_max) * params.scale_log2);
+            m_used = tile_max;
+            shared_u32[RESCALE] = 1u;
+        }
+        if (part == 0u) {
+            row_scale[sg * 16u + r] = alpha;
+        }
+        l_part *= alpha;
+        let m_scaled = m_used * params.scale_log2;
+        for (var j = 0u; j < CPL; j++) {
+            let pr = select(0.0, exp2(fma(x[j], params.scale_log2, -m_scaled)), x[j] > MASKED);
+            l_part += pr;
+            p_tile[p_base + r * PS + part + j * LPR] = f16(pr);
+        }
+
+        // A barrier too: P, row_scale and the flag are visible to the whole workgroup after it.
+        if (workgroupUniformLoad(&shared_u32[RESCALE]) != 0u) {
+            for (var f = 0u; f < D16; f++) {
+                coopStoreT(o_acc[f], &s_tile[s_base], SS);
+                workgroupBarrier();
+                for (var e = lane; e < 256u; e += SG) {
+                    let at = s_base + (e / 16u) * SS + e % 16u;
+                    s_tile[at] *= row_scale[sg * 16u + e / 16u];
+                }
+                workgroupBarrier();
+                o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
+                workgroupBarrier();
+            }
+        }
+
+        // O += P V.
+        var p_frag: array<coop_mat16x16<f16, A>, N16>;
+        for (var nb = 0u; nb < N16; nb++) {
+            let at = p_base + nb * 16u;
+            p_frag[nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at], PS);
+        }
+        for (var f = 0u; f < D16; f++) {
+            for (var nb = 0u; nb < N16; nb++) {
+                let at = (BN + nb * 16u) * RS + f * 16u;
+                let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at], RS);
+                o_acc[f] = coopMultiplyAdd(p_frag[nb], v_frag, o_acc[f]);
+            }
+        }
+    }
+
+    // Row sums: add the LPR lanes' parts. Then 1 / l (and the LSE) per row.
+    var l = l_part;
+    for (var off = 1u; off < LPR; off *= 2u) {
+        l += subgroupShuffleXor(l, off);
+    }
+    workgroupBarrier();
+    if (part == 0u) {
+        // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the sink).
+        var inv = select(0.0, 1.0 / l, l > 0.0);
+        var lse = m_used * params.scale_log2 * LN2 + log(l);
+        if (SINKS) {
+            // The sink joins the denominator: rescale both to the larger of row max and sink.
+            let m2 = m_used * params.scale_log2;
+            let sink2 = sinks_buf[params.sinks_offset + head_q] * LOG2E;
+            let top = select(sink2, max(m2, sink2), l > 0.0);
+            let kept = select(0.0, exp2(m2 - top), l > 0.0);
+            let total = l * kept + exp2(sink2 - top);
+            inv = kept / total;
+            lse = top * LN2 + log(total);
+        }
+        row_scale[sg * 16u + r] = inv;
+        if (WRITE_LSE && row < seq_q) {
+            var at = params.lse_offset + (batch * params.heads_q + head_q) * seq_q + row;
+            if (VARLEN) {
+                at = params.lse_offset + head_q * params.total_q + q_tok0 + row;
+            }
+            lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0 || SINKS);
+        }
+    }
+    workgroupBarrier();
+
+    // O / l, one 16 x 16 fragment at a time through this subgroup's block of s_tile.
+    let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
+    for (var f = 0u; f < D16; f++) {
+        coopStoreT(o_acc[f], &s_tile[s_base], SS);
+        workgroupBarrier();
+        for (var e = lane; e < 64u; e += SG) {
+            let rr = e / 4u;
+            let c4 = e % 4u;
+            let out_row = m0 + sg * 16u + rr;
+            if (out_row < seq_q) {
+                let at = s_base + rr * SS + c4 * 4u;
+                let o = vec4<f32>(s_tile[at], s_tile[at + 1u], s_tile[at + 2u], s_tile[at + 3u]);
+                o_buf[o_base + out_row * params.o.z + f * 4u + c4] = vec4<f16>(o * row_scale[sg * 16u + rr]);
+            }
+        }
+        workgroupBarrier();
+    }
+}

@@ -1,0 +1,43 @@
+//! The tensor-core forward kernel (`shaders/flash_fwd_coop.wgsl`): Q K^T and P V through
+//! cooperative matrices. It shares the portable kernel's bindings, params and encoding
+//! ([`super::forward`]); only its source differs.
+
+use crate::plan::Plan;
+use crate::problem::MaskKind;
+
+/// The shader file, with default constants.
+pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
+
+/// The shader source specialised for a plan of [`crate::plan::Kernel::ForwardCoopMatrix`].
+pub fn shader_source(plan: &Plan) -> String {
+    let p = &plan.problem;
+    let t = plan.tiles;
+    let header = format!(
+        "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst SG: u32 = {}u;\n\
+         const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n",
+        p.head_dim,
+        t.block_n,
+        t.threads_y,
+        t.threads_x,
+        p.banded(),
+        super::forward::scaled(p),
+        p.softcap > 0.0,
+        p.alibi.is_some(),
+        p.sinks,
+        matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
+        matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
+        p.cu_seqlens.is_some(),
+        p.with_lse,
+    );
+    let lanes_per_row = t.threads_x / 16;
+    // Unrolled so that every index into the arrays of fragments and scores is a constant.
+    super::unroll(
+        &super::with_header(SOURCE, &header),
+        &[
+            ("D16", p.head_dim / 16),
+            ("N16", t.block_n / 16),
+            ("CPL", t.block_n / lanes_per_row),
+        ],
+    )
+}

@@ -1,0 +1,216 @@
+//! Every kernel tier the adapter offers, forced, on the same problems: awkward shapes, GQA, each
+//! option, variable-length batches and seeded random combinations, against the f64 oracle.
+//! A tier the adapter lacks is skipped loudly (the portable tier runs everywhere).
+
+mod common;
+
+use common::{check, check_inputs, ctx, Inputs};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use wgpu_flash_attn::{
+    AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions,
+};
+
+/// The tiers this adapter can run an f16 problem on.
+fn tiers() -> Vec<Kernel> {
+    let probe = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
+    let mut found = vec![];
+    for kernel in [
+        Kernel::ForwardPortable,
+        Kernel::ForwardSubgroup,
+        Kernel::ForwardCoopMatrix,
+    ] {
+        match ctx().plan_with(&probe, forced(kernel)) {
+            Ok(_) => found.push(kernel),
+            Err(e) => eprintln!("SKIPPED tier {}: {e}", kernel.name()),
+        }
+    }
+    found
+}
+
+fn forced(kernel: Kernel) -> PlanOptions {
+    PlanOptions {
+        kernel: Some(kernel),
+        ..Default::default()
+    }
+}
+
+/// Shapes around the tile edges (16-row fragments, 16- to 64-key tiles).
+#[test]
+fn awkward_shapes_on_every_tier() {
+    for kernel in tiers() {
+        let mut shapes = vec![
+            (1, 1, 1, 1, 1, 16),
+            (1, 2, 1, 15, 17, 32),
+            (2, 4, 2, 16, 16, 64),
+            (1, 1, 1, 17, 33, 48),
+            (1, 3, 1, 113, 203, 64),
+            (1, 2, 2, 65, 31, 128),
+            (1, 1, 1, 40, 70, 256),
+        ];
+        if kernel == Kernel::ForwardCoopMatrix {
+            // Only real tensor-core GPUs run this tier: larger shapes cost them nothing.
+            shapes.push((2, 4, 1, 1023, 1024, 128));
+            shapes.push((1, 2, 2, 300, 2000, 64));
+        }
+        for (n, &(b, hq, hkv, sq, sk, d)) in shapes.iter().enumerate() {
+            for causal in [false, true] {
+                let p = Attention::new(b, hq, hkv, sq, sk, d)
+                    .dtype(DType::F16)
+                    .causal(causal)
+                    .with_lse(true);
+                check(&p, forced(kernel), 2000 + n as u64, 1.0);
+            }
+        }
+    }
+}
+
+/// Each option alone and a variable-length batch, on every tier.
+#[test]
+fn options_on_every_tier() {
+    for kernel in tiers() {
+        let base = || Attention::new(2, 4, 2, 37, 90, 32).dtype(DType::F16);
+        let problems = [
+            base().window_size(20, 5),
+            base().causal(true).window_size(33, -1),
+            base().softcap(5.0),
+            base().alibi(Some(AlibiSlopes::PerBatchHead)).causal(true),
+            base().sinks(true).with_lse(true),
+            base().attn_mask(Some(AttnMask {
+                kind: MaskKind::Additive,
+                per_batch: true,
+                per_head: true,
+            })),
+            base().attn_mask(Some(AttnMask {
+                kind: MaskKind::Boolean,
+                per_batch: false,
+                per_head: true,
+            })),
+            base().softmax_scale(-0.2).with_lse(true),
+            Attention::varlen(4, 2, 64, &[0, 7, 7, 60, 93], &[0, 50, 52, 52, 140])
+                .dtype(DType::F16)
+                .causal(true)
+                .with_lse(true),
+        ];
+        for (n, p) in problems.iter().enumerate() {
+            check(p, forced(kernel), 2100 + n as u64, 2.0);
+        }
+    }
+}
+
+/// Keys whose scores grow along the sequence move every row's max by far more than 2^8 over the
+/// tiles, so a kernel that postpones rescaling must rescale (here, many times).
+#[test]
+fn growing_scores_force_rescaling_on_every_tier() {
+    for kernel in tiers() {
+        let p = Attention::new(1, 2, 1, 40, 300, 64)
+            .dtype(DType::F16)
+            .with_lse(true);
+        let mut inputs = Inputs::new(&p, 2200, 1.0);
+        for q in inputs.q.iter_mut() {
+            *q = q.abs() * 0.5 + 0.5;
+        }
+        // Key n's entries are about n / 25: its scores with every query grow with n.
+        for (n, row) in inputs.k.chunks_mut(64).enumerate() {
+            for x in row {
+                *x = (x.abs() * 0.2 + 0.9) * (n as f32 / 25.0);
+            }
+        }
+        check_inputs(&p, forced(kernel), &inputs);
+    }
+}
+
+/// Seeded random combinations of every option and shape the tiers share (f16, head_dim a
+/// multiple of 16).
+#[test]
+fn random_combinations_on_every_tier() {
+    for kernel in tiers() {
+        let mut rng = ChaCha8Rng::seed_from_u64(77);
+        let cases = if kernel == Kernel::ForwardCoopMatrix {
+            200
+        } else {
+            12 // the portable tier has its own 240 in tests/variants.rs
+        };
+        for case in 0..cases {
+            let hkv = rng.random_range(1..=2);
+            let hq = hkv * rng.random_range(1..=3);
+            let d = [16, 32, 48, 64, 96, 128][rng.random_range(0..6)];
+            let varlen = rng.random_bool(0.2);
+            let base = if varlen {
+                let n = rng.random_range(1..=3);
+                let mut cu = (vec![0u32], vec![0u32]);
+                for _ in 0..n {
+                    cu.0.push(cu.0.last().unwrap() + rng.random_range(0..=80));
+                    cu.1.push(cu.1.last().unwrap() + rng.random_range(0..=80));
+                }
+                Attention::varlen(hq, hkv, d, &cu.0, &cu.1)
+            } else {
+                Attention::new(
+                    rng.random_range(1..=2),
+                    hq,
+                    hkv,
+                    rng.random_range(1..=90),
+                    rng.random_range(1..=90),
+                    d,
+                )
+            };
+            let side = |rng: &mut ChaCha8Rng| {
+                if rng.random_bool(0.3) {
+                    rng.random_range(0..50)
+                } else {
+                    -1
+                }
+            };
+            let (left, right) = (side(&mut rng), side(&mut rng));
+            let p = base
+                .dtype(DType::F16)
+                .causal(rng.random_bool(0.4))
+                .window_size(left, right)
+                .softcap(if rng.random_bool(0.25) {
+                    rng.random_range(1.0..20.0)
+                } else {
+                    0.0
+                })
+                .alibi(match rng.random_range(0..5) {
+                    0 => Some(AlibiSlopes::PerHead),
+                    1 => Some(AlibiSlopes::PerBatchHead),
+                    _ => None,
+                })
+                .sinks(rng.random_bool(0.25))
+                .attn_mask(match rng.random_range(0..6) {
+                    _ if varlen => None,
+                    0 => Some(AttnMask {
+                        kind: MaskKind::Additive,
+                        per_batch: rng.random_bool(0.5),
+                        per_head: rng.random_bool(0.5),
+                    }),
+                    1 => Some(AttnMask {
+                        kind: MaskKind::Boolean,
+                        per_batch: rng.random_bool(0.5),
+                        per_head: rng.random_bool(0.5),
+                    }),
+                    _ => None,
+                })
+                .softmax_scale(rng.random_range(0.05..0.6))
+                .with_lse(rng.random_bool(0.7));
+            check(&p, forced(kernel), 3000 + case, 2.0);
+        }
+    }
+}
+
+/// Forcing a tier the problem or the device cannot use is a typed error, never a silent fallback.
+#[test]
+fn forcing_an_unusable_tier_is_an_error() {
+    let coop = forced(Kernel::ForwardCoopMatrix);
+    let f32_problem = Attention::new(1, 1, 1, 16, 16, 64);
+    let odd_dim = Attention::new(1, 1, 1, 16, 16, 36).dtype(DType::F16);
+    for p in [f32_problem, odd_dim] {
+        match ctx().plan_with(&p, coop) {
+            Err(FlashError::BadOption { .. } | FlashError::MissingFeature { .. }) => {}
+            other => panic!(
+                "{p:?}: expected a typed refusal, got {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
+}
