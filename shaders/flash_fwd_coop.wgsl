@@ -52,6 +52,8 @@ const RS: u32 = D + 8u;         // K/V (and staged Q) row stride in halves, padd
 const SS: u32 = BN + 4u;        // score row stride in floats (at least 16: O passes through it too)
 const PS: u32 = BN + 8u;        // probability row stride in halves
 const THRESH: f32 = 8.0;
+const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K (and of a V) tile each thread moves
+const QROWS: u32 = 2u * BN;     // Q rows staged at a time through the K/V tile
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
 const LN2: f32 = 0.6931471805599453;
@@ -103,7 +105,7 @@ struct Params {
 // takes no mask) the prefix sums of the sequence lengths.
 @group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
 
-// K at 0, V at BN * RS; the Q block passes through it once at the start (BM <= 2 BN).
+// K at 0, V at BN * RS; the Q block passes through it at the start, QROWS rows at a time.
 var<workgroup> kv_tile: array<f16, 2u * BN * RS>;
 // Each subgroup's 16 x BN scores; also where O fragments are scaled and written out.
 var<workgroup> s_tile: array<f32, NS * 16u * SS>;
@@ -118,6 +120,20 @@ var<workgroup> row_scale: array<f32, BM>;
 // (measured on NVIDIA: one 4-byte flag shifted every fragment by two elements).
 var<workgroup> shared_u32: array<u32, 8>;
 const RESCALE: u32 = 4u;
+
+// K and V tiles pass through registers: the next tile's loads are issued before this tile's
+// products, so their latency hides behind them. Keys past the sequence are zero, not garbage:
+// P is 0 there, and 0 * NaN would not be.
+fn fetch(from_v: bool, base: u32, stride: u32, n0: u32, seq_kv: u32, i: u32) -> vec4<f16> {
+    let key = n0 + i / D4;
+    if (i >= BN * D4 || key >= seq_kv) {
+        return vec4<f16>(0.0h);
+    }
+    if (from_v) {
+        return v_buf[base + key * stride + i % D4];
+    }
+    return k_buf[base + key * stride + i % D4];
+}
 
 fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at] = x.x;
@@ -164,21 +180,28 @@ fn forward(
     let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
     let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
 
-    // Q block -> workgroup memory -> this subgroup's A fragments, kept for the whole pass.
-    for (var i = lid; i < BM * D4; i += WG) {
-        let r = i / D4;
-        let c = i % D4;
-        var x = vec4<f16>(0.0h);
-        if (m0 + r < seq_q) {
-            x = q_buf[q_base + (m0 + r) * params.q.z + c];
-        }
-        store4(r * RS + c * 4u, x);
-    }
-    workgroupBarrier();
+    // Q block -> workgroup memory (QROWS rows at a time) -> this subgroup's A fragments, kept for
+    // the whole pass.
     var q_frag: array<coop_mat16x16<f16, A>, D16>;
-    for (var kd = 0u; kd < D16; kd++) {
-        let at = sg * 16u * RS + kd * 16u;
-        q_frag[kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at], RS);
+    for (var r0 = 0u; r0 < BM; r0 += QROWS) {
+        workgroupBarrier();
+        for (var i = lid; i < QROWS * D4; i += WG) {
+            let r = i / D4;
+            let c = i % D4;
+            var x = vec4<f16>(0.0h);
+            if (r0 + r < BM && m0 + r0 + r < seq_q) {
+                x = q_buf[q_base + (m0 + r0 + r) * params.q.z + c];
+            }
+            store4(r * RS + c * 4u, x);
+        }
+        workgroupBarrier();
+        // The same for all lanes of a subgroup, which is what cooperative loads need.
+        if (sg * 16u >= r0 && sg * 16u < r0 + QROWS) {
+            for (var kd = 0u; kd < D16; kd++) {
+                let at = (sg * 16u - r0) * RS + kd * 16u;
+                q_frag[kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at], RS);
+            }
+        }
     }
 
     // Keys outside [kv_start, kv_end) are masked for every row of this block: their tiles are never
@@ -222,26 +245,35 @@ fn forward(
         o_acc[f] = zero_frag;
     }
 
+    var k_staged: array<vec4<f16>, LOADS>;
+    var v_staged: array<vec4<f16>, LOADS>;
+    for (var u = 0u; u < LOADS; u++) {
+        k_staged[u] = fetch(false, k_base, params.k.z, kv_start, seq_kv, lid + u * WG);
+        v_staged[u] = fetch(true, v_base, params.v.z, kv_start, seq_kv, lid + u * WG);
+    }
+
     for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
         // The previous tile's readers of kv_tile, s_tile and the flag are done.
         workgroupBarrier();
         if (lid == 0u) {
             shared_u32[RESCALE] = 0u;
         }
-        for (var i = lid; i < BN * D4; i += WG) {
-            let key = i / D4;
-            let c = i % D4;
-            // Keys past the sequence are zero, not garbage: P is 0 there, and 0 * NaN would not be.
-            var kx = vec4<f16>(0.0h);
-            var vx = vec4<f16>(0.0h);
-            if (n0 + key < seq_kv) {
-                kx = k_buf[k_base + (n0 + key) * params.k.z + c];
-                vx = v_buf[v_base + (n0 + key) * params.v.z + c];
+        for (var u = 0u; u < LOADS; u++) {
+            let i = lid + u * WG;
+            if (i < BN * D4) {
+                let key = i / D4;
+                let c = i % D4;
+                store4(key * RS + c * 4u, k_staged[u]);
+                store4((BN + key) * RS + c * 4u, v_staged[u]);
             }
-            store4(key * RS + c * 4u, kx);
-            store4((BN + key) * RS + c * 4u, vx);
         }
         workgroupBarrier();
+        if (n0 + BN < kv_end) {
+            for (var u = 0u; u < LOADS; u++) {
+                k_staged[u] = fetch(false, k_base, params.k.z, n0 + BN, seq_kv, lid + u * WG);
+                v_staged[u] = fetch(true, v_base, params.v.z, n0 + BN, seq_kv, lid + u * WG);
+            }
+        }
 
         // S = Q K^T for this subgroup's 16 rows: K read column-major is K^T.
         for (var nb = 0u; nb < N16; nb++) {

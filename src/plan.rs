@@ -372,14 +372,13 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
         && t.threads_y > 0
         && t.block_m == 16 * t.threads_y
         && t.block_n > 0
-        && t.block_n % 16 == 0
-        && t.block_m <= 2 * t.block_n;
+        && t.block_n % 16 == 0;
     if !shaped {
         return Err(FlashError::BadOption {
             what: "tiles",
             got: format!("{t:?}"),
             why: "cooperative-matrix tiles need threads_x = the subgroup size, block_m = 16 * threads_y, \
-                  block_n a multiple of 16 and block_m <= 2 * block_n",
+                  and block_n a multiple of 16",
         });
     }
     check_limits(

@@ -40,7 +40,7 @@ pub fn forward_candidates() -> impl Iterator<Item = Tiles> {
 
 /// (block_n, subgroups) for the cooperative-matrix forward kernel, best first. Each subgroup owns
 /// 16 query rows; K and V tiles of block_n keys are shared by all of them.
-const COOP_CANDIDATES: &[(u32, u32)] = &[(64, 4), (32, 4), (32, 2), (16, 2), (16, 1)];
+const COOP_CANDIDATES: &[(u32, u32)] = &[(32, 8), (32, 4), (64, 4), (16, 4), (16, 2), (16, 1)];
 
 /// The candidate (block_n, subgroups) pairs for the cooperative-matrix forward kernel, best first.
 pub fn coop_candidates() -> impl Iterator<Item = (u32, u32)> {

@@ -38,6 +38,7 @@ pub fn shader_source(plan: &Plan) -> String {
             ("D16", p.head_dim / 16),
             ("N16", t.block_n / 16),
             ("CPL", t.block_n / lanes_per_row),
+            ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
         ],
     )
 }
