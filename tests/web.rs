@@ -98,6 +98,44 @@ async fn plan_follows_the_browser_device() {
 }
 
 #[wasm_bindgen_test]
+async fn device_with_webgpu_default_limits_gets_tiles_that_fit_them() {
+    // A caller's device made with WebGPU's defaults (16 KiB of workgroup memory), not the
+    // adapter's limits: the plan must follow the device, and the kernel must still be right.
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let adapter = instance
+        .request_adapter(&Default::default())
+        .await
+        .expect("the browser offers a WebGPU adapter");
+    let (device, queue) = adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            required_limits: wgpu::Limits::default(),
+            ..Default::default()
+        })
+        .await
+        .expect("a device with the default limits");
+    let ctx = FlashContext::new(device, queue, &adapter).expect("wraps the device");
+    let default_bytes = wgpu::Limits::default().max_compute_workgroup_storage_size;
+    assert_eq!(ctx.caps().max_workgroup_storage_bytes, default_bytes);
+    assert!(!ctx.caps().shader_f16, "no features were requested");
+    let p = Attention::new(1, 2, 1, 21, 37, 128)
+        .causal(true)
+        .with_lse(true);
+    let plan = ctx.plan(&p).expect("plans").plan().clone();
+    assert!(
+        plan.workgroup_bytes <= default_bytes,
+        "{} bytes of workgroup memory on a device that allows {default_bytes}",
+        plan.workgroup_bytes
+    );
+    common::check_async(&ctx, &p, PlanOptions::default(), 7, 1.0).await;
+    let f16 = p.clone().dtype(DType::F16);
+    assert_eq!(
+        ctx.plan(&f16).expect("plans").plan().storage,
+        Storage::F16Packed
+    );
+    common::check_async(&ctx, &f16, PlanOptions::default(), 8, 1.0).await;
+}
+
+#[wasm_bindgen_test]
 async fn forward_f32_causal_gqa_against_the_oracle() {
     let ctx = ctx().await;
     let p = Attention::new(1, 4, 2, 33, 47, 32)
