@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: on Vulkan (a GPU driver, or Mesa's lavapipe), then again on wgpu's GL
-# backend (llvmpipe when no GPU driver is present), plus docs without warnings.
+# backend (llvmpipe when no GPU driver is present), then in headless Chromium through WebGPU
+# (scripts/test-web.sh), plus docs without warnings.
 # A machine without any adapter fails here: the GPU tests never skip for lack of a device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,10 @@ WGPU_BACKEND=vulkan cargo test --release
 echo "== tests on GL"
 # wgpu's GL backend runs all work on one GL context: run the tests one at a time.
 WGPU_BACKEND=gl cargo test --release --tests -- --test-threads=1
+
+echo "== tests in a browser"
+# Headless Chromium, WebGPU on SwiftShader where there is no GPU; installs what it needs once.
+bash scripts/test-web.sh
 
 echo "== docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet

@@ -3,8 +3,6 @@
 //! twice the error of a naive attention computed in the kernel's storage precision, plus a floor).
 #![allow(dead_code)]
 
-use std::sync::OnceLock;
-
 use half::f16;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -15,7 +13,9 @@ use wgpu_flash_attn::{
 };
 
 /// The adapter of this run (WGPU_BACKEND picks it). No adapter is a failure, never a skip.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn ctx() -> &'static FlashContext {
+    use std::sync::OnceLock;
     static CTX: OnceLock<FlashContext> = OnceLock::new();
     CTX.get_or_init(|| {
         let ctx = FlashContext::default_blocking().unwrap_or_else(|e| {
@@ -63,7 +63,17 @@ pub fn guarded_buffer(ctx: &FlashContext, label: &str, payload: &[u8]) -> wgpu::
 }
 
 /// Reads a guarded buffer back, asserts its guards are intact, and returns the payload bytes.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read_guarded(ctx: &FlashContext, buffer: &wgpu::Buffer, payload_len: u64) -> Vec<u8> {
+    pollster::block_on(read_guarded_async(ctx, buffer, payload_len))
+}
+
+/// [`read_guarded`] without blocking (the browser cannot block).
+pub async fn read_guarded_async(
+    ctx: &FlashContext,
+    buffer: &wgpu::Buffer,
+    payload_len: u64,
+) -> Vec<u8> {
     let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some("staging"),
         size: buffer.size(),
@@ -73,7 +83,7 @@ pub fn read_guarded(ctx: &FlashContext, buffer: &wgpu::Buffer, payload_len: u64)
     let mut enc = ctx.device().create_command_encoder(&Default::default());
     enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
     ctx.queue().submit([enc.finish()]);
-    let bytes = pollster::block_on(ctx.read(&staging)).expect("readback");
+    let bytes = ctx.read(&staging).await.expect("readback");
     let end = (LEAD + payload_len) as usize;
     for (at, w) in bytes.chunks_exact(4).enumerate() {
         let at = at * 4;
@@ -155,7 +165,18 @@ pub struct GpuResult {
 }
 
 /// Runs the forward kernel through `encode` with guarded, NaN-poisoned buffers at odd offsets.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run_gpu(
+    ctx: &FlashContext,
+    p: &Attention,
+    options: PlanOptions,
+    inputs: &Inputs,
+) -> GpuResult {
+    pollster::block_on(run_gpu_async(ctx, p, options, inputs))
+}
+
+/// [`run_gpu`] without blocking.
+pub async fn run_gpu_async(
     ctx: &FlashContext,
     p: &Attention,
     options: PlanOptions,
@@ -205,10 +226,11 @@ pub fn run_gpu(
     )
     .expect("encode");
     ctx.queue().submit([enc.finish()]);
-    let out = from_dtype_bytes(&read_guarded(ctx, &o, o_len), p.dtype);
-    let lse: Vec<f32> = bytemuck::pod_collect_to_vec(&read_guarded(ctx, &lse, p.lse_len() * 4));
+    let out = from_dtype_bytes(&read_guarded_async(ctx, &o, o_len).await, p.dtype);
+    let lse: Vec<f32> =
+        bytemuck::pod_collect_to_vec(&read_guarded_async(ctx, &lse, p.lse_len() * 4).await);
     for (x, t) in [(&q, Tensor::Q), (&k, Tensor::K), (&v, Tensor::V)] {
-        read_guarded(ctx, x, p.span_of(t) * e);
+        read_guarded_async(ctx, x, p.span_of(t) * e).await;
     }
     GpuResult {
         out: reference::gather(p, Tensor::O, &out),
@@ -336,14 +358,39 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
 }
 
 /// Checks one case against the oracle with the 2x-naive rule; returns (kernel error, naive error).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) -> (f64, f64) {
     check_inputs(p, options, &Inputs::new(p, seed, qk_magnitude))
 }
 
 /// [`check`] on given inputs.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn check_inputs(p: &Attention, options: PlanOptions, inputs: &Inputs) -> (f64, f64) {
-    let ctx = ctx();
-    let got = run_gpu(ctx, p, options, inputs);
+    let got = run_gpu(ctx(), p, options, inputs);
+    compare(p, options, inputs, &got)
+}
+
+/// [`check`] without blocking, on a given context.
+pub async fn check_async(
+    ctx: &FlashContext,
+    p: &Attention,
+    options: PlanOptions,
+    seed: u64,
+    qk_magnitude: f32,
+) -> (f64, f64) {
+    let inputs = Inputs::new(p, seed, qk_magnitude);
+    let got = run_gpu_async(ctx, p, options, &inputs).await;
+    compare(p, options, &inputs, &got)
+}
+
+/// Compares a GPU result with the oracle by the 2x-naive rule (and the LSE, when asked for);
+/// returns (kernel error, naive error).
+pub fn compare(
+    p: &Attention,
+    options: PlanOptions,
+    inputs: &Inputs,
+    got: &GpuResult,
+) -> (f64, f64) {
     let rd = |x: f32| round_to(p.dtype, x) as f64;
     let want = reference::attention_full(p, inputs.host(), rd);
     let naive = naive_lowp(p, inputs);
