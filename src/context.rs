@@ -534,6 +534,7 @@ fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
         subgroup_sizes: f
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
+        compute_units: crate::kvcache::estimate_compute_units(&info.name),
         ..DeviceCaps::from_limits(&device.limits())
     }
 }

@@ -36,6 +36,9 @@ pub struct DeviceCaps {
     pub timestamp_query: bool,
     /// Subgroup size range when `SUBGROUP` is enabled.
     pub subgroup_sizes: Option<(u32, u32)>,
+    /// Compute units (SMs, CUs), estimated from the adapter name; 0 when unknown. Sizes the
+    /// KV-cache plan's split count.
+    pub compute_units: u32,
 }
 
 impl DeviceCaps {
@@ -64,6 +67,7 @@ impl DeviceCaps {
             shader_f16: false,
             timestamp_query: false,
             subgroup_sizes: None,
+            compute_units: 0,
         }
     }
 }

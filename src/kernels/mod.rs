@@ -1,6 +1,7 @@
 //! One module per kernel family: each turns a [`crate::Plan`] into shader source, binds buffers,
 //! fills its params uniform and records dispatches. Tile sizes come from the plan, never from here.
 
+pub mod decode;
 pub mod forward;
 pub mod materialized;
 
