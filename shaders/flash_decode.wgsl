@@ -14,7 +14,9 @@
 // and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE.
 //
 // K/V rows are found through a block table when PAGED: key t of sequence b lives in page
-// block_table[b][t / page_size], row t % page_size. Otherwise in cache entry b, row t.
+// block_table[b][t / page_size], row t % page_size. Otherwise in cache entry b, row t. The caches
+// are bound from page (entry) `page_base` on: a cache larger than one binding runs as several
+// dispatches, each over the sequences whose pages fit one window.
 //
 // The block between the HEADER markers is replaced by constants generated from the plan
 // (src/kernels/decode.rs); the defaults below keep this file valid WGSL on its own.
@@ -61,7 +63,7 @@ struct Params {
     table_offset: u32,   // meta: block table, (batch, pages_per_seq)
     lse_offset: u32,     // in f32 elements
     part_lse_offset: u32,  // SPLIT: where the partial LSEs start in part_buf, in f32 elements
-    _pad0: u32,
+    page_base: u32,      // first page (cache entry) of the window the caches are bound from
     _pad1: u32,
     // offset, batch-or-page stride, seq stride, head stride, in vec4 units
     q: vec4<u32>,
@@ -90,9 +92,9 @@ var<workgroup> ml: array<f32, 2u * KY * BM>;
 fn kv_row(seq: u32, key: u32, page_stride: u32, seq_stride: u32) -> u32 {
     if (PAGED) {
         let page = seq_meta[params.table_offset + seq * params.pages_per_seq + key / params.page_size];
-        return page * page_stride + (key % params.page_size) * seq_stride;
+        return (page - params.page_base) * page_stride + (key % params.page_size) * seq_stride;
     }
-    return seq * page_stride + key * seq_stride;
+    return (seq - params.page_base) * page_stride + key * seq_stride;
 }
 
 @compute @workgroup_size(WG)

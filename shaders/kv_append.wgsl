@@ -41,7 +41,11 @@ struct Params {
     pages_per_seq: u32,
     groups_x: u32,
     cos_offset: u32,     // in f32 elements
-    _pad: u32,
+    token_base: u32,     // this dispatch appends tokens token_base .. token_end
+    token_end: u32,
+    page_base: u32,      // first page (cache entry) of the window the caches are bound from
+    _pad0: u32,
+    _pad1: u32,
     // offset, batch-or-page stride, token stride, head stride (vec4 units)
     q: vec4<u32>,
     k_new: vec4<u32>,
@@ -124,9 +128,9 @@ fn append(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let heads = params.heads_q + params.heads_kv;
     let row = at / D4;
     let c = at % D4;
-    let t = row / heads;
+    let t = params.token_base + row / heads;
     let h = row % heads;
-    if (t >= params.total_q) {
+    if (t >= params.token_end) {
         return;
     }
     // The token's sequence: the last b with cu_seqlens_q[b] <= t (binary search).
@@ -147,10 +151,10 @@ fn append(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         return;
     }
     let hk = h - params.heads_q;
-    var page = b;
+    var page = b - params.page_base;
     var slot = pos;
     if (PAGED) {
-        page = seq_meta[params.table_offset + b * params.pages_per_seq + pos / params.page_size];
+        page = seq_meta[params.table_offset + b * params.pages_per_seq + pos / params.page_size] - params.page_base;
         slot = pos % params.page_size;
     }
     let kc = params.k_cache;

@@ -548,6 +548,173 @@ impl DecodeTiles {
     }
 }
 
+fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+    let pow2 = |x: u32| x.is_power_of_two();
+    let key_groups = t.threads / t.threads_v.max(1);
+    if !(t.block_m >= 1
+        && pow2(t.threads_per_key)
+        && pow2(t.threads_v)
+        && t.threads == t.block_n * t.threads_per_key
+        && t.threads % t.threads_v == 0
+        && key_groups >= 1
+        && t.block_n % key_groups == 0)
+    {
+        return Err(FlashError::BadOption {
+            what: "KV-cache tiles",
+            got: format!("{t:?}"),
+            why: "threads = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
+        });
+    }
+    let limit = caps
+        .max_invocations_per_workgroup
+        .min(caps.max_workgroup_size_x);
+    if t.threads > limit {
+        return Err(FlashError::DeviceLimit {
+            what: "invocations per workgroup (KV-cache kernel)",
+            needed: t.threads as u64,
+            limit: limit as u64,
+        });
+    }
+    let bytes = t.workgroup_bytes(head_dim);
+    if bytes > caps.max_workgroup_storage_bytes {
+        return Err(FlashError::DeviceLimit {
+            what: "max_compute_workgroup_storage_size (bytes, KV-cache kernel)",
+            needed: bytes as u64,
+            limit: caps.max_workgroup_storage_bytes as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Tiles for `rows` packed query rows per sequence (query heads per KV head times the longest
+/// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
+/// workgroup, each thread holding at most 16 accumulator vec4s; threads_v is as small as that
+/// allows, because each thread of a key group recomputes the probabilities of its keys.
+fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
+    let d4 = head_dim / 4;
+    let threads = 128.min(
+        caps.max_invocations_per_workgroup
+            .min(caps.max_workgroup_size_x),
+    );
+    if threads < 16 {
+        return Err(FlashError::DeviceLimit {
+            what: "invocations per workgroup (the KV-cache kernel needs 16)",
+            needed: 16,
+            limit: threads as u64,
+        });
+    }
+    let threads_per_key = 4;
+    let block_n = threads / threads_per_key;
+    let mut block_m = rows.next_power_of_two().min(16);
+    loop {
+        let threads_v = (d4 * block_m)
+            .div_ceil(16)
+            .next_power_of_two()
+            .clamp(threads_per_key, 32);
+        let t = DecodeTiles {
+            block_m,
+            block_n,
+            threads,
+            threads_per_key,
+            threads_v,
+        };
+        let fits = block_m * d4.div_ceil(threads_v) <= 16
+            && t.workgroup_bytes(head_dim) <= caps.max_workgroup_storage_bytes;
+        if fits || block_m == 1 {
+            check_tiles(&t, head_dim, caps)?;
+            return Ok(t);
+        }
+        block_m /= 2;
+    }
+}
+
+/// Groups consecutive sequences into windows of the caches that fit one binding.
+fn cache_windows(
+    p: &KvCacheAttention,
+    work: &[(u32, u32)],
+    caps: &DeviceCaps,
+) -> Result<Vec<CacheWindow>> {
+    let row_bytes = p.heads_kv as u64 * p.head_dim as u64 * p.dtype.size();
+    let (page_tokens, total_pages) = match &p.layout {
+        CacheLayout::Contiguous { capacity } => (*capacity, p.batch()),
+        CacheLayout::Paged {
+            page_size,
+            num_pages,
+            ..
+        } => (*page_size, *num_pages),
+    };
+    let page_bytes = page_tokens as u64 * row_bytes;
+    // A binding starts at an aligned offset at or below the window.
+    let usable = caps
+        .max_storage_buffer_binding_size
+        .saturating_sub(caps.min_storage_buffer_offset_alignment as u64);
+    let first_work = |b: u32| work.partition_point(|w| w.0 < b) as u32;
+    if total_pages as u64 * page_bytes <= usable {
+        return Ok(vec![CacheWindow {
+            sequences: (0, p.batch()),
+            work: (0, work.len() as u32),
+            first_page: 0,
+            pages: total_pages,
+        }]);
+    }
+    // Pages each sequence touches: its cache entry, or its block table row up to kv_len.
+    let span = |b: u32| -> Option<(u32, u32)> {
+        match &p.layout {
+            CacheLayout::Contiguous { .. } => Some((b, b)),
+            CacheLayout::Paged {
+                page_size,
+                block_table,
+                ..
+            } => {
+                let used = p.kv_len(b).div_ceil(*page_size) as usize;
+                let row = &block_table[(b * p.pages_per_seq()) as usize..][..used];
+                Some((*row.iter().min()?, *row.iter().max()?))
+            }
+        }
+    };
+    // Balance the windows: as many sequences in each as the fewest windows would need.
+    let fewest = (total_pages as u64 * page_bytes).div_ceil(usable.max(1));
+    let per_window = (p.batch() as u64).div_ceil(fewest.max(1)) as u32;
+    let mut windows: Vec<CacheWindow> = Vec::new();
+    let mut open: Option<(u32, u32, u32)> = None; // (first sequence, lo page, hi page)
+    for b in 0..p.batch() {
+        let Some((lo, hi)) = span(b) else { continue };
+        if (hi - lo + 1) as u64 * page_bytes > usable {
+            return Err(FlashError::DeviceLimit {
+                what: "max_storage_buffer_binding_size (bytes between one sequence's first and last cache page)",
+                needed: (hi - lo + 1) as u64 * page_bytes,
+                limit: usable,
+            });
+        }
+        open = match open {
+            Some((b0, l, h))
+                if b - b0 < per_window
+                    && (h.max(hi) - l.min(lo) + 1) as u64 * page_bytes <= usable =>
+            {
+                Some((b0, l.min(lo), h.max(hi)))
+            }
+            Some((b0, l, h)) => {
+                windows.push(CacheWindow {
+                    sequences: (b0, b),
+                    work: (first_work(b0), first_work(b)),
+                    first_page: l,
+                    pages: h - l + 1,
+                });
+                Some((b, lo, hi))
+            }
+            None => Some((windows.last().map_or(0, |w| w.sequences.1), lo, hi)),
+        };
+    }
+    let (b0, l, h) = open.unwrap_or((0, 0, 0)); // no sequence reads a page: any window will do
+    windows.push(CacheWindow {
+        sequences: (b0, p.batch()),
+        work: (first_work(b0), work.len() as u32),
+        first_page: l,
+        pages: h - l + 1,
+    });
+    Ok(windows)
+}
+
 /// A validated, device-specific way to run one KV-cache step. Pure data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KvCachePlan {
@@ -561,7 +728,9 @@ pub struct KvCachePlan {
     pub splits: u32,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
-    /// Attention workgroups in x (splits), y (work items), z (KV heads).
+    /// Dispatches, each over a window of the caches that fits one binding (usually one).
+    pub windows: Vec<CacheWindow>,
+    /// Attention workgroups in x (splits), y (work items of the largest window), z (KV heads).
     pub grid: [u32; 3],
     /// Workgroup memory of the attention kernel, bytes.
     pub workgroup_bytes: u32,
@@ -619,70 +788,61 @@ const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Compute units assumed when the device's are unknown.
 const DEFAULT_UNITS: u32 = 32;
 
+/// A range of sequences whose cache pages (contiguous: cache entries) lie in one window of the
+/// cache buffers small enough for one binding; the step runs one dispatch per window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheWindow {
+    /// Sequences `start..end`.
+    pub sequences: (u32, u32),
+    /// Work items `start..end` (those of these sequences).
+    pub work: (u32, u32),
+    /// First page (contiguous: first cache entry) the window binds.
+    pub first_page: u32,
+    /// Pages (cache entries) it binds.
+    pub pages: u32,
+}
+
 /// Plans a KV-cache step for a device.
 pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan> {
+    plan_with(problem, caps, None)
+}
+
+/// Plans a KV-cache step with the tiles forced (still checked against the device).
+pub fn plan_with(
+    problem: &KvCacheAttention,
+    caps: &DeviceCaps,
+    tiles: Option<DecodeTiles>,
+) -> Result<KvCachePlan> {
     problem.validate()?;
     let storage = storage_for(problem.dtype, caps, false);
-    let d4 = problem.head_dim / 4;
     let group = problem.heads_q / problem.heads_kv;
     let max_q = (0..problem.batch())
         .map(|b| problem.seq_q(b))
         .max()
         .unwrap_or(1);
-    let threads = 128.min(
-        caps.max_invocations_per_workgroup
-            .min(caps.max_workgroup_size_x),
-    );
-    if threads < 32 {
-        return Err(FlashError::DeviceLimit {
-            what: "invocations per workgroup (the KV-cache kernel needs 32)",
-            needed: 32,
-            limit: threads as u64,
-        });
-    }
-    let threads_per_key = 4;
-    let block_n = threads / threads_per_key;
-    // Threads along head_dim in the P V phase: a power of two up to 32 that leaves whole keys to
-    // each group (key groups <= block_n).
-    let mut threads_v = 1;
-    while threads_v * 2 <= d4.min(32) {
-        threads_v *= 2;
-    }
-    threads_v = threads_v.max(threads / block_n);
-    let rvd = d4.div_ceil(threads_v);
-    let rows = (group * max_q).next_power_of_two();
-    let mut block_m = rows.min(16);
-    let tiles_for = |block_m| DecodeTiles {
-        block_m,
-        block_n,
-        threads,
-        threads_per_key,
-        threads_v,
+    let tiles = match tiles {
+        Some(t) => {
+            check_tiles(&t, problem.head_dim, caps)?;
+            t
+        }
+        None => choose_tiles(problem.head_dim, group * max_q, caps)?,
     };
-    // Registers: at most 16 accumulator vec4s per thread; memory: the device's workgroup storage.
-    while block_m > 1
-        && (block_m * rvd > 16
-            || tiles_for(block_m).workgroup_bytes(problem.head_dim)
-                > caps.max_workgroup_storage_bytes)
-    {
-        block_m /= 2;
-    }
-    let tiles = tiles_for(block_m);
+    let block_m = tiles.block_m;
     let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);
-    if workgroup_bytes > caps.max_workgroup_storage_bytes {
-        return Err(FlashError::DeviceLimit {
-            what: "max_compute_workgroup_storage_size (bytes, KV-cache kernel)",
-            needed: workgroup_bytes as u64,
-            limit: caps.max_workgroup_storage_bytes as u64,
-        });
-    }
     let mut work = Vec::new();
     for b in 0..problem.batch() {
         for block in 0..(problem.seq_q(b) * group).div_ceil(block_m) {
             work.push((b, block));
         }
     }
-    let blocks = work.len() as u64 * problem.heads_kv as u64;
+    let windows = cache_windows(problem, &work, caps)?;
+    // Workgroups of the largest dispatch, before splitting.
+    let blocks = windows
+        .iter()
+        .map(|w| (w.work.1 - w.work.0) as u64)
+        .max()
+        .unwrap_or(0)
+        * problem.heads_kv as u64;
     let splits = match problem.num_splits {
         Some(n) => n,
         None => {
@@ -698,10 +858,18 @@ pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan
                 .min(MAX_SPLITS as u64) as u32
         }
     };
-    let grid = [splits, work.len() as u32, problem.heads_kv];
+    let grid = [
+        splits,
+        windows
+            .iter()
+            .map(|w| w.work.1 - w.work.0)
+            .max()
+            .unwrap_or(0),
+        problem.heads_kv,
+    ];
     for (what, n) in [
         ("workgroups in x (KV splits)", grid[0]),
-        ("workgroups in y (query blocks)", grid[1]),
+        ("workgroups in y (query blocks of one dispatch)", grid[1]),
         ("workgroups in z (heads_kv)", grid[2]),
     ] {
         if n > caps.max_workgroups_per_dimension {
@@ -712,20 +880,15 @@ pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan
             });
         }
     }
-    // The shaders index tensors with u32 in vec4 units, and bind each buffer whole or in part.
-    let elem = problem.dtype.size();
-    for (what, elems) in [
-        ("bytes of the q or out tensor", problem.q_len()),
-        ("bytes of one cache buffer", problem.cache_len()),
-    ] {
-        let bytes = elems * elem;
-        if bytes > caps.max_storage_buffer_binding_size {
-            return Err(FlashError::DeviceLimit {
-                what,
-                needed: bytes,
-                limit: caps.max_storage_buffer_binding_size,
-            });
-        }
+    // Q and O are bound whole (from an aligned offset at or below theirs); the caches by window.
+    let bytes =
+        problem.q_len() * problem.dtype.size() + caps.min_storage_buffer_offset_alignment as u64;
+    if bytes > caps.max_storage_buffer_binding_size {
+        return Err(FlashError::DeviceLimit {
+            what: "max_storage_buffer_binding_size (bytes of q or out)",
+            needed: bytes,
+            limit: caps.max_storage_buffer_binding_size,
+        });
     }
     let mut plan = KvCachePlan {
         problem: problem.clone(),
@@ -733,6 +896,7 @@ pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan
         tiles,
         splits,
         work,
+        windows,
         grid,
         workgroup_bytes,
         scratch_bytes: 0,

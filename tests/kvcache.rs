@@ -12,8 +12,9 @@ use common::{ctx, guarded_buffer, naive_lowp, random, read_guarded, round_to, In
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kvcache::{self, CacheLayout};
 use wgpu_flash_attn::{
-    merge_states, reference, Attention, DType, FlashError, KvCacheAttention, KvCacheBuffers,
-    MergeBuffers, MergeStates, RotaryAngles, RotaryEmbedding, RotaryStyle, TensorBuffer,
+    merge_states, reference, Attention, DType, FlashContext, FlashError, KvCacheAttention,
+    KvCacheBuffers, MergeBuffers, MergeStates, RotaryAngles, RotaryEmbedding, RotaryStyle,
+    TensorBuffer,
 };
 
 /// Host data of one step.
@@ -210,8 +211,7 @@ struct GpuStep {
     splits: u32,
 }
 
-fn run_step(p: &KvCacheAttention, s: &Step) -> GpuStep {
-    let ctx = ctx();
+fn run_step_on(ctx: &FlashContext, p: &KvCacheAttention, s: &Step) -> GpuStep {
     let plan = ctx
         .plan_kv_cache(p)
         .unwrap_or_else(|e| panic!("plan failed for {p:?}: {e}"));
@@ -266,8 +266,12 @@ fn run_step(p: &KvCacheAttention, s: &Step) -> GpuStep {
 /// Runs a step and checks O and LSE against the oracle (2x-naive rule), the appended cache rows
 /// against the rotated new keys, and every other cache element against its old bits.
 fn check(p: &KvCacheAttention, seed: u64) -> GpuStep {
+    check_on(ctx(), p, seed)
+}
+
+fn check_on(ctx: &FlashContext, p: &KvCacheAttention, seed: u64) -> GpuStep {
     let s = make_step(p, seed);
-    let got = run_step(p, &s);
+    let got = run_step_on(ctx, p, &s);
     let (hq, d) = (p.heads_q as usize, p.head_dim as usize);
     let mut kernel_err = 0.0f64;
     let mut naive_err = 0.0f64;
@@ -298,11 +302,11 @@ fn check(p: &KvCacheAttention, seed: u64) -> GpuStep {
         let (prob, exact, lowp) = sequence(p, &s, b);
         let want = reference::attention_full(&prob, exact.host(), |x| x as f64);
         let naive = naive_lowp(&prob, &lowp);
-        for i in 0..sq * hq * d {
-            let g = got.out[q0 * hq * d + i];
+        let gpu = &got.out[q0 * hq * d..(q0 + sq) * hq * d];
+        for (i, ((&g, w), n)) in gpu.iter().zip(&want.out).zip(&naive).enumerate() {
             assert!(g.is_finite(), "{p:?}: seq {b} output {i} is {g}");
-            kernel_err = kernel_err.max((g as f64 - want.out[i]).abs());
-            naive_err = naive_err.max((naive[i] as f64 - want.out[i]).abs());
+            kernel_err = kernel_err.max((g as f64 - w).abs());
+            naive_err = naive_err.max((*n as f64 - w).abs());
         }
         if p.with_lse {
             for i in 0..sq {
@@ -825,5 +829,62 @@ fn bad_steps_are_typed_errors() {
     assert!(
         matches!(e, FlashError::BadLayout { tensor: "out", .. }),
         "{e}"
+    );
+}
+
+#[test]
+fn caches_larger_than_one_binding_run_by_windows() {
+    // A device whose storage bindings hold 64 KiB: each sequence's cache (contiguous: 48 KiB;
+    // paged: pages shuffled within the sequence's own region) gets its own window, and the step
+    // runs as one dispatch per window, appending and attending as usual.
+    let small = pollster::block_on(async {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = wgpu::util::initialize_adapter_from_env_or_default(&instance, None)
+            .await
+            .expect("an adapter");
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: 64 << 10,
+            ..adapter.limits()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                required_features: adapter.features() & wgpu_flash_attn::context::WANTED_FEATURES,
+                required_limits: limits,
+                ..Default::default()
+            })
+            .await
+            .expect("a device");
+        FlashContext::new(device, queue, &adapter).unwrap()
+    });
+    let cached = [150u32, 0, 120];
+    let contiguous = KvCacheAttention::decode(8, 2, 32, 2, &cached, 192)
+        .num_splits(2)
+        .append_new_kv(true)
+        .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
+        .with_lse(true);
+    let plan = kvcache::plan(&contiguous, small.caps()).unwrap();
+    assert_eq!(plan.windows.len(), 3, "{:?}", plan.windows);
+    check_on(&small, &contiguous, 800);
+    // Pages of 16 tokens; sequence b owns pages 12b .. 12b + 12, in shuffled order.
+    let table: Vec<u32> = (0..3u32)
+        .flat_map(|b| {
+            let (_, t) = shuffled_table(1, 12, 0, 40 + b as u64);
+            t.into_iter().map(move |p| p + 12 * b)
+        })
+        .collect();
+    let paged = contiguous.clone().paged(16, 36, &table);
+    let plan = kvcache::plan(&paged, small.caps()).unwrap();
+    assert!(plan.windows.len() >= 2, "{:?}", plan.windows);
+    check_on(&small, &paged, 800);
+    // Pages scattered over the whole pool cannot be windowed: a typed error.
+    let (num_pages, scattered) = shuffled_table(3, 12, 0, 5);
+    let err = kvcache::plan(
+        &contiguous.clone().paged(16, num_pages, &scattered),
+        small.caps(),
+    );
+    assert!(
+        matches!(err, Err(FlashError::DeviceLimit { .. })),
+        "{err:?}"
     );
 }

@@ -8,7 +8,9 @@ use wgpu::util::DeviceExt;
 
 use crate::context::{check_usage, FlashContext, TensorBuffer};
 use crate::error::{FlashError, Result};
-use crate::kvcache::{self, CacheLayout, KvCacheAttention, KvCachePlan, RotaryAngles, RotaryStyle};
+use crate::kvcache::{
+    self, CacheLayout, CacheWindow, KvCacheAttention, KvCachePlan, RotaryAngles, RotaryStyle,
+};
 use crate::plan::{storage_for, Storage};
 use crate::problem::DType;
 
@@ -40,7 +42,8 @@ struct AttentionParams {
     table_offset: u32,
     lse_offset: u32,
     part_lse_offset: u32,
-    _pad: [u32; 2],
+    page_base: u32,
+    _pad: u32,
     q: [u32; 4],
     k: [u32; 4],
     v: [u32; 4],
@@ -81,7 +84,10 @@ struct AppendParams {
     pages_per_seq: u32,
     groups_x: u32,
     cos_offset: u32,
-    _pad: u32,
+    token_base: u32,
+    token_end: u32,
+    page_base: u32,
+    _pad: [u32; 2],
     q: [u32; 4],
     k_new: [u32; 4],
     v_new: [u32; 4],
@@ -127,7 +133,6 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             ("KPT", t.block_n / ky),
             ("SR", (t.block_m * t.block_n).div_ceil(t.threads)),
             ("TXK", t.threads_per_key),
-            ("KY", ky),
         ],
     )
 }
@@ -438,7 +443,16 @@ impl FlashContext {
     /// # Ok::<(), wgpu_flash_attn::FlashError>(())
     /// ```
     pub fn plan_kv_cache(&self, problem: &KvCacheAttention) -> Result<KvCachePlanned> {
-        let plan = kvcache::plan(problem, self.caps())?;
+        self.plan_kv_cache_with(problem, None)
+    }
+
+    /// Like [`FlashContext::plan_kv_cache`], with the tiles forced (benchmarks, tuning).
+    pub fn plan_kv_cache_with(
+        &self,
+        problem: &KvCacheAttention,
+        tiles: Option<kvcache::DecodeTiles>,
+    ) -> Result<KvCachePlanned> {
+        let plan = kvcache::plan_with(problem, self.caps(), tiles)?;
         let device = self.device();
         let attention = self.pipeline(
             attention_source(&plan),
@@ -569,10 +583,10 @@ impl KvCachePlanned {
     }
 
     /// Like [`KvCachePlanned::encode`], with GPU timestamps at the start and end of its pass.
-    pub fn encode_timed(
+    pub fn encode_timed<'a>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
-        buffers: &KvCacheBuffers,
+        buffers: &KvCacheBuffers<'a>,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
     ) -> Result<()> {
         let p = &self.plan.problem;
@@ -581,8 +595,9 @@ impl KvCachePlanned {
         let e = elem_bytes(self.plan.storage);
         let unit = 4 * e;
         let q = range("q", buffers.q, p.q_len() * e, unit, align)?;
-        let k_cache = range("k_cache", buffers.k_cache, p.cache_len() * e, unit, align)?;
-        let v_cache = range("v_cache", buffers.v_cache, p.cache_len() * e, unit, align)?;
+        // Whole caches: usage and size (they are bound by window below).
+        range("k_cache", buffers.k_cache, p.cache_len() * e, unit, align)?;
+        range("v_cache", buffers.v_cache, p.cache_len() * e, unit, align)?;
         let out = range("out", buffers.out, p.q_len() * e, unit, align)?;
         let lse = match (p.with_lse, buffers.lse) {
             (false, _) => None,
@@ -635,7 +650,29 @@ impl KvCachePlanned {
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut pass_bind_groups = Vec::new();
 
+        // Each window of the caches is bound on its own (one window unless a cache is larger
+        // than one binding).
+        let page_bytes = page_stride as u64 * unit;
+        let window_range = |name, tb: TensorBuffer<'a>, w: &CacheWindow| {
+            range(
+                name,
+                TensorBuffer {
+                    buffer: tb.buffer,
+                    offset: tb.offset + w.first_page as u64 * page_bytes,
+                },
+                w.pages as u64 * page_bytes,
+                unit,
+                align,
+            )
+        };
+        let splits = self.plan.splits;
+        let rows = p.lse_len() as u32;
+        let lse_binding = || {
+            lse.as_ref()
+                .map_or(self.placeholders[1].as_entire_binding(), |r| r.binding())
+        };
         // 1. Append (and rotate): new K/V into the cache, rotated Q into scratch.
+        let mut appends = Vec::new();
         if let Some(append) = &self.append {
             let k_new = range(
                 "k_new",
@@ -701,120 +738,138 @@ impl KvCachePlanned {
                 _ => 0,
             };
             let q_heads = if p.rotary.is_some() { p.heads_q } else { 0 };
-            let threads =
-                p.total_q() as u64 * (q_heads + p.heads_kv) as u64 * (p.head_dim / 4) as u64;
-            let groups = threads.div_ceil(APPEND_THREADS as u64);
-            let max = device.limits().max_compute_workgroups_per_dimension;
-            if groups > max as u64 * max as u64 {
-                return Err(FlashError::DeviceLimit {
-                    what: "workgroups of the append pass",
-                    needed: groups,
-                    limit: max as u64 * max as u64,
-                });
-            }
-            let [gx, gy] = grid_2d(groups as u32, max);
             let table_first = table.as_ref().map_or(0, |t| t.first);
-            let params = AppendParams {
-                total_q: p.total_q(),
-                heads_q: q_heads,
-                heads_kv: p.heads_kv,
-                batch: p.batch(),
-                rot4,
-                rot_log2_theta: log2_theta,
-                table_half: half,
-                sin_offset: table_first + positions * half,
-                cu_offset: ml.cu,
-                lens_offset: ml.lens,
-                table_offset: ml.table,
-                page_size: page_size(p),
-                pages_per_seq: p.pages_per_seq(),
-                groups_x: gx,
-                cos_offset: table_first,
-                _pad: 0,
-                q: with(q_rows, q.first),
-                k_new: with(kv_rows, k_new.first),
-                v_new: with(kv_rows, v_new.first),
-                q_out: q_rows,
-                k_cache: [k_cache.first, page_stride, tok_stride, head_stride],
-                v_cache: [v_cache.first, page_stride, tok_stride, head_stride],
-            };
-            let u = uniform(device, &params);
-            let rotated = match &self.rotated_q {
-                Some(b) => b.as_entire_binding(),
-                None => self.placeholders[2].as_entire_binding(),
-            };
-            let bg = bind_group(
-                device,
-                append,
-                vec![
-                    u.as_entire_binding(),
-                    q.binding(),
-                    k_new.binding(),
-                    v_new.binding(),
-                    k_cache.binding(),
-                    v_cache.binding(),
-                    rotated,
-                    self.meta.as_entire_binding(),
-                    table
-                        .as_ref()
-                        .map_or(self.placeholders[0].as_entire_binding(), |t| t.binding()),
-                ],
-            );
-            pass_bind_groups.push((append, bg, [gx, gy, 1]));
+            for w in &self.plan.windows {
+                let (t0, t1) = (
+                    p.cu_seqlens_q[w.sequences.0 as usize],
+                    p.cu_seqlens_q[w.sequences.1 as usize],
+                );
+                let threads =
+                    (t1 - t0) as u64 * (q_heads + p.heads_kv) as u64 * (p.head_dim / 4) as u64;
+                if threads == 0 {
+                    continue;
+                }
+                let groups = threads.div_ceil(APPEND_THREADS as u64);
+                let max = device.limits().max_compute_workgroups_per_dimension;
+                if groups > max as u64 * max as u64 {
+                    return Err(FlashError::DeviceLimit {
+                        what: "workgroups of the append pass",
+                        needed: groups,
+                        limit: max as u64 * max as u64,
+                    });
+                }
+                let [gx, gy] = grid_2d(groups as u32, max);
+                let k_win = window_range("k_cache", buffers.k_cache, w)?;
+                let v_win = window_range("v_cache", buffers.v_cache, w)?;
+                let params = AppendParams {
+                    total_q: p.total_q(),
+                    heads_q: q_heads,
+                    heads_kv: p.heads_kv,
+                    batch: p.batch(),
+                    rot4,
+                    rot_log2_theta: log2_theta,
+                    table_half: half,
+                    sin_offset: table_first + positions * half,
+                    cu_offset: ml.cu,
+                    lens_offset: ml.lens,
+                    table_offset: ml.table,
+                    page_size: page_size(p),
+                    pages_per_seq: p.pages_per_seq(),
+                    groups_x: gx,
+                    cos_offset: table_first,
+                    token_base: t0,
+                    token_end: t1,
+                    page_base: w.first_page,
+                    _pad: [0; 2],
+                    q: with(q_rows, q.first),
+                    k_new: with(kv_rows, k_new.first),
+                    v_new: with(kv_rows, v_new.first),
+                    q_out: q_rows,
+                    k_cache: [k_win.first, page_stride, tok_stride, head_stride],
+                    v_cache: [v_win.first, page_stride, tok_stride, head_stride],
+                };
+                let u = uniform(device, &params);
+                let rotated = match &self.rotated_q {
+                    Some(b) => b.as_entire_binding(),
+                    None => self.placeholders[2].as_entire_binding(),
+                };
+                let bg = bind_group(
+                    device,
+                    append,
+                    vec![
+                        u.as_entire_binding(),
+                        q.binding(),
+                        k_new.binding(),
+                        v_new.binding(),
+                        k_win.binding(),
+                        v_win.binding(),
+                        rotated,
+                        self.meta.as_entire_binding(),
+                        table
+                            .as_ref()
+                            .map_or(self.placeholders[0].as_entire_binding(), |t| t.binding()),
+                    ],
+                );
+                appends.push((append, bg, [gx, gy, 1]));
+            }
         }
+        pass_bind_groups.extend(appends);
 
-        // 2. Attention (one split: O and LSE; several: partial states).
-        let splits = self.plan.splits;
-        let rows = p.lse_len() as u32;
+        // 2. Attention (one split: O and LSE; several: partial states), per window.
         let (q_binding, q_first) = match &self.rotated_q {
             Some(b) => (b.as_entire_binding(), 0),
             None => (q.binding(), q.first),
         };
-        let params = AttentionParams {
-            heads_q: p.heads_q,
-            group: p.heads_q / p.heads_kv,
-            splits,
-            total_q: p.total_q(),
-            scale_log2: p.scale() * std::f32::consts::LOG2_E,
-            page_size: page_size(p),
-            pages_per_seq: p.pages_per_seq(),
-            append: p.append_new_kv as u32,
-            cu_offset: ml.cu,
-            lens_offset: ml.lens,
-            work_offset: ml.work,
-            table_offset: ml.table,
-            lse_offset: lse.as_ref().map_or(0, |r| r.first),
-            part_lse_offset: splits * rows * p.head_dim,
-            _pad: [0; 2],
-            q: with(q_rows, q_first),
-            k: [k_cache.first, page_stride, tok_stride, head_stride],
-            v: [v_cache.first, page_stride, tok_stride, head_stride],
-            o: with(q_rows, out.first),
-        };
-        let u = uniform(device, &params);
-        let lse_binding = || {
-            lse.as_ref()
-                .map_or(self.placeholders[1].as_entire_binding(), |r| r.binding())
-        };
-        let bg = bind_group(
-            device,
-            &self.attention,
-            vec![
-                u.as_entire_binding(),
-                q_binding,
-                k_cache.binding(),
-                v_cache.binding(),
-                out.binding(),
-                lse_binding(),
-                self.meta.as_entire_binding(),
-                self.partials
-                    .as_ref()
-                    .map_or(self.placeholders[2].as_entire_binding(), |b| {
-                        b.as_entire_binding()
-                    }),
-            ],
-        );
-        pass_bind_groups.push((&self.attention, bg, self.plan.grid));
+        for w in &self.plan.windows {
+            let items = w.work.1 - w.work.0;
+            if items == 0 {
+                continue;
+            }
+            let k_win = window_range("k_cache", buffers.k_cache, w)?;
+            let v_win = window_range("v_cache", buffers.v_cache, w)?;
+            let params = AttentionParams {
+                heads_q: p.heads_q,
+                group: p.heads_q / p.heads_kv,
+                splits,
+                total_q: p.total_q(),
+                scale_log2: p.scale() * std::f32::consts::LOG2_E,
+                page_size: page_size(p),
+                pages_per_seq: p.pages_per_seq(),
+                append: p.append_new_kv as u32,
+                cu_offset: ml.cu,
+                lens_offset: ml.lens,
+                work_offset: ml.work + 2 * w.work.0,
+                table_offset: ml.table,
+                lse_offset: lse.as_ref().map_or(0, |r| r.first),
+                part_lse_offset: splits * rows * p.head_dim,
+                page_base: w.first_page,
+                _pad: 0,
+                q: with(q_rows, q_first),
+                k: [k_win.first, page_stride, tok_stride, head_stride],
+                v: [v_win.first, page_stride, tok_stride, head_stride],
+                o: with(q_rows, out.first),
+            };
+            let u = uniform(device, &params);
+            let bg = bind_group(
+                device,
+                &self.attention,
+                vec![
+                    u.as_entire_binding(),
+                    q_binding.clone(),
+                    k_win.binding(),
+                    v_win.binding(),
+                    out.binding(),
+                    lse_binding(),
+                    self.meta.as_entire_binding(),
+                    self.partials
+                        .as_ref()
+                        .map_or(self.placeholders[2].as_entire_binding(), |b| {
+                            b.as_entire_binding()
+                        }),
+                ],
+            );
+            pass_bind_groups.push((&self.attention, bg, [splits, items, p.heads_kv]));
+        }
 
         // 3. Combine the splits by LSE.
         if let (Some(combine), Some(partials)) = (&self.combine, &self.partials) {
