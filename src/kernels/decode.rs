@@ -921,8 +921,8 @@ impl KvCachePlanned {
 
 /// A GPU merge of `parts` attention states over `rows` rows (the combine kernel of split-KV
 /// decoding, for callers that computed attention over disjoint key sets elsewhere: other devices,
-/// other caches). Inputs are f32: O parts laid out [part][row][head_dim], each normalised over its
-/// own keys, and LSE parts [part][row] (natural log, -inf for a part without keys). Output row r
+/// other caches). Inputs are f32: O parts laid out `[part][row][head_dim]`, each normalised over its
+/// own keys, and LSE parts `[part][row]` (natural log, -inf for a part without keys). Output row r
 /// goes to `out` at (r / heads, r % heads) of a (tokens, heads, head_dim) tensor in `dtype`, and
 /// the merged LSE (f32) to `lse[r]`. The host version is [`kvcache::merge_states`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -975,13 +975,13 @@ impl MergeStates {
 /// The caller's buffers of a [`MergeStates`].
 #[derive(Debug, Clone, Copy)]
 pub struct MergeBuffers<'a> {
-    /// Partial outputs, f32 [part][row][head_dim].
+    /// Partial outputs, f32 `[part][row][head_dim]`.
     pub o_parts: TensorBuffer<'a>,
-    /// Partial LSEs, f32 [part][row].
+    /// Partial LSEs, f32 `[part][row]`.
     pub lse_parts: TensorBuffer<'a>,
     /// Merged output, (rows / heads, heads, head_dim) in the merge's dtype.
     pub out: TensorBuffer<'a>,
-    /// Merged LSE, f32 [row]; required with `with_lse`.
+    /// Merged LSE, f32 `[row]`; required with `with_lse`.
     pub lse: Option<TensorBuffer<'a>>,
 }
 
