@@ -7,9 +7,12 @@
 // `splits` equal ranges; this workgroup streams its range in tiles of BN keys:
 //   scores: thread (kj, kx) reads chunks kx, kx + TXK, ... of key kj (wide loads, straight from
 //           device memory into registers), dots them with Q, and the TXK parts meet in `red`;
-//   P V:    thread (vy, vx) owns keys vy, vy + KY, ... of each tile and head_dim chunks vx,
-//           vx + TXV, ...; it keeps its own running max, sum and accumulator per row (online
-//           softmax), so no tile-wide row max is needed. The KY partial states merge at the end.
+//   softmax: the tile's keys fall into KY key groups (keys y, y + KY, ...); thread (row r, group y)
+//           finishes those scores, keeps the group's running max and sum for row r (online
+//           softmax per group, so no tile-wide row max is needed) and leaves the probabilities
+//           and the group's rescale factor in workgroup memory: each exponential is taken once;
+//   P V:    thread (vy, vx) accumulates group vy's keys into head_dim chunks vx, vx + TXV, ...
+//           The KY partial states of each row merge at the end.
 // With one split the result is O (and LSE); with more, each split writes a normalised partial O
 // and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE.
 //
@@ -41,7 +44,7 @@ const KY: u32 = WG / TXV;                   // key groups of the P V phase
 const KPT: u32 = BN / KY;                   // keys per thread per tile in the P V phase
 const RKD: u32 = (D4 + TXK - 1u) / TXK;     // head_dim chunks per thread, scores
 const RVD: u32 = (D4 + TXV - 1u) / TXV;     // head_dim chunks per thread, P V
-const SR: u32 = (BM * BN + WG - 1u) / WG;   // scores each thread finishes per tile
+const SR: u32 = (BM * KY + WG - 1u) / WG;   // (row, key group) softmax states per thread
 const QL: u32 = (BM * D4 + WG - 1u) / WG;   // Q chunks each thread loads
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
@@ -85,7 +88,8 @@ struct Params {
 
 var<workgroup> q_tile: array<vec4<f32>, BM * D4>;
 var<workgroup> red: array<f32, BM * BN * TXK>;
-var<workgroup> s_tile: array<f32, BM * BN>;
+var<workgroup> p_tile: array<f32, BM * BN>;       // probabilities of the tile
+var<workgroup> alpha_tile: array<f32, BM * KY>;   // rescale factor per (row, key group)
 var<workgroup> ml: array<f32, 2u * KY * BM>;
 
 // Index (vec4 units, head 0, before the tensor's offset) of key `key` of sequence `seq`.
@@ -146,13 +150,14 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let kj = lid / TXK;
     let vx = lid % TXV;
     let vy = lid / TXV;
-    var m_run: array<f32, BM>;
-    var l_run: array<f32, BM>;
-    var acc: array<vec4<f32>, BM * RVD>;
-    for (var r = 0u; r < BM; r++) {
-        m_run[r] = MASKED;
-        l_run[r] = 0.0;
+    // Running max (log2 units) and sum of (row, key group) lid + u * WG, for u < SR.
+    var m_state: array<f32, SR>;
+    var l_state: array<f32, SR>;
+    for (var u = 0u; u < SR; u++) {
+        m_state[u] = MASKED;
+        l_state[u] = 0.0;
     }
+    var acc: array<vec4<f32>, BM * RVD>;
     for (var i = 0u; i < BM * RVD; i++) {
         acc[i] = vec4<f32>(0.0);
     }
@@ -161,7 +166,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
 
     for (var n0 = kv_lo; n0 < kv_end; n0 += BN) {
         // This thread's chunks of key n0 + kj, for the scores.
-        var kreg: array<vec4<f32>, RKD>;
+        var kreg: array<Packed4, RKD>;  // kept as stored: half the registers for f16
         let key = n0 + kj;
         var k_base = 0u;
         if (key < kv_end) {
@@ -169,14 +174,14 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         }
         for (var c = 0u; c < RKD; c++) {
             let d4 = kx + c * TXK;
-            var x = vec4<f32>(0.0);
+            var x = Packed4();
             if (key < kv_end && d4 < D4) {
-                x = unpack4(k_buf[k_base + d4]);
+                x = k_buf[k_base + d4];
             }
             kreg[c] = x;
         }
         // V of this thread's keys, in flight while the scores are computed.
-        var vreg: array<vec4<f32>, KPT * RVD>;
+        var vreg: array<Packed4, KPT * RVD>;
         for (var u = 0u; u < KPT; u++) {
             let vkey = n0 + vy + u * KY;
             var v_base = 0u;
@@ -185,9 +190,9 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
             }
             for (var c = 0u; c < RVD; c++) {
                 let d4 = vx + c * TXV;
-                var x = vec4<f32>(0.0);
+                var x = Packed4();
                 if (vkey < kv_end && d4 < D4) {
-                    x = unpack4(v_buf[v_base + d4]);
+                    x = v_buf[v_base + d4];
                 }
                 vreg[u * RVD + c] = x;
             }
@@ -199,59 +204,73 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
             for (var c = 0u; c < RKD; c++) {
                 let d4 = kx + c * TXK;
                 if (d4 < D4) {
-                    part += dot(q_tile[r * D4 + d4], kreg[c]);
+                    part += dot(q_tile[r * D4 + d4], unpack4(kreg[c]));
                 }
             }
             red[(r * BN + kj) * TXK + kx] = part;
         }
         workgroupBarrier();
+        // Softmax per (row, key group): finish the scores, update the group's state, and leave
+        // the probabilities and the rescale factor for the P V phase.
         for (var u = 0u; u < SR; u++) {
             let i = lid + u * WG;
-            if (i < BM * BN) {
-                var s = 0.0;
-                for (var t = 0u; t < TXK; t++) {
-                    s += red[i * TXK + t];
+            if (i < BM * KY) {
+                let r = i / KY;
+                let y = i % KY;
+                let tok = (row0 + r) / g;
+                var s: array<f32, KPT>;
+                var m_new = m_state[u];
+                for (var k = 0u; k < KPT; k++) {
+                    let j = y + k * KY;
+                    var x = 0.0;
+                    for (var t = 0u; t < TXK; t++) {
+                        x += red[(r * BN + j) * TXK + t];
+                    }
+                    var visible = n0 + j < kv_end;
+                    if (CAUSAL) {
+                        visible = visible && i32(n0 + j) <= i32(tok) + diag_offset;
+                    }
+                    x = select(MASKED, x * params.scale_log2, visible);
+                    s[k] = x;
+                    m_new = max(m_new, x);
                 }
-                let key_s = n0 + i % BN;
-                var visible = key_s < kv_end;
-                if (CAUSAL) {
-                    let tok = (row0 + i / BN) / g;
-                    visible = visible && i32(key_s) <= i32(tok) + diag_offset;
+                let alpha = select(exp2(m_state[u] - m_new), 0.0, m_state[u] <= MASKED);
+                var l = l_state[u] * alpha;
+                for (var k = 0u; k < KPT; k++) {
+                    let pr = select(0.0, exp2(s[k] - m_new), s[k] > MASKED);
+                    l += pr;
+                    p_tile[r * BN + y + k * KY] = pr;
                 }
-                s_tile[i] = select(MASKED, s * params.scale_log2, visible);
+                m_state[u] = m_new;
+                l_state[u] = l;
+                alpha_tile[r * KY + y] = alpha;
             }
         }
         workgroupBarrier();
 
-        // Online softmax over this thread's keys of the tile, then O += P V.
+        // O += P V for this thread's key group and head_dim chunks.
         for (var r = 0u; r < BM; r++) {
-            var m_new = m_run[r];
-            for (var u = 0u; u < KPT; u++) {
-                m_new = max(m_new, s_tile[r * BN + vy + u * KY]);
-            }
-            let alpha = select(exp2(m_run[r] - m_new), 0.0, m_run[r] <= MASKED);
-            m_run[r] = m_new;
-            var l = l_run[r] * alpha;
+            let alpha = alpha_tile[r * KY + vy];
             for (var c = 0u; c < RVD; c++) {
                 acc[r * RVD + c] *= alpha;
             }
             for (var u = 0u; u < KPT; u++) {
-                let x = s_tile[r * BN + vy + u * KY];
-                let p = select(0.0, exp2(x - m_new), x > MASKED);
-                l += p;
+                let pr = p_tile[r * BN + vy + u * KY];
                 for (var c = 0u; c < RVD; c++) {
-                    acc[r * RVD + c] += p * vreg[u * RVD + c];
+                    acc[r * RVD + c] += pr * unpack4(vreg[u * RVD + c]);
                 }
             }
-            l_run[r] = l;
         }
     }
 
     // Merge the KY key groups: the row's max and sum over groups, then the accumulators.
-    if (vx == 0u) {
-        for (var r = 0u; r < BM; r++) {
-            ml[(vy * BM + r) * 2u] = m_run[r];
-            ml[(vy * BM + r) * 2u + 1u] = l_run[r];
+    for (var u = 0u; u < SR; u++) {
+        let i = lid + u * WG;
+        if (i < BM * KY) {
+            let r = i / KY;
+            let y = i % KY;
+            ml[(y * BM + r) * 2u] = m_state[u];
+            ml[(y * BM + r) * 2u + 1u] = l_state[u];
         }
     }
     workgroupBarrier();
@@ -269,7 +288,8 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         }
         m_all[r] = m;
         l_all[r] = l;
-        let f = select(exp2(m_run[r] - m), 0.0, m_run[r] <= MASKED);
+        let mine = ml[(vy * BM + r) * 2u];
+        let f = select(exp2(mine - m), 0.0, mine <= MASKED);
         for (var c = 0u; c < RVD; c++) {
             acc[r * RVD + c] *= f;
         }

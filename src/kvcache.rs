@@ -537,14 +537,15 @@ pub struct DecodeTiles {
 }
 
 impl DecodeTiles {
-    /// Bytes of workgroup memory: Q rows (f32), the score parts, the score tile, the merge state.
+    /// Bytes of workgroup memory: Q rows (f32), the score parts, the probability tile, the
+    /// rescale factors and the merge state.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
         let key_groups = self.threads / self.threads_v;
         self.block_m
             * (4 * head_dim
                 + 4 * self.block_n * self.threads_per_key
                 + 4 * self.block_n
-                + 8 * key_groups)
+                + 12 * key_groups)
     }
 }
 
@@ -588,8 +589,9 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 
 /// Tiles for `rows` packed query rows per sequence (query heads per KV head times the longest
 /// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
-/// workgroup, each thread holding at most 16 accumulator vec4s; threads_v is as small as that
-/// allows, because each thread of a key group recomputes the probabilities of its keys.
+/// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
+/// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
+/// (row, key group) softmax states finished in parallel.
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
@@ -608,7 +610,7 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
     let mut block_m = rows.next_power_of_two().min(16);
     loop {
         let threads_v = (d4 * block_m)
-            .div_ceil(16)
+            .div_ceil(8)
             .next_power_of_two()
             .clamp(threads_per_key, 32);
         let t = DecodeTiles {

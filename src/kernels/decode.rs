@@ -131,7 +131,7 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             ("RKD", d4.div_ceil(t.threads_per_key)),
             ("RVD", rvd),
             ("KPT", t.block_n / ky),
-            ("SR", (t.block_m * t.block_n).div_ceil(t.threads)),
+            ("SR", (t.block_m * ky).div_ceil(t.threads)),
             ("TXK", t.threads_per_key),
         ],
     )
