@@ -101,6 +101,46 @@ fn kv_row(seq: u32, key: u32, page_stride: u32, seq_stride: u32) -> u32 {
     return (seq - params.page_base) * page_stride + key * seq_stride;
 }
 
+// This thread's head_dim chunks kx, kx + TXK, ... of key `key` (zero past kv_end), as stored:
+// half the registers of f32 for f16.
+fn load_k(seq: u32, key: u32, kv_end: u32, k_head: u32, kx: u32) -> array<Packed4, RKD> {
+    var kreg: array<Packed4, RKD>;
+    var k_base = 0u;
+    if (key < kv_end) {
+        k_base = k_head + kv_row(seq, key, params.k.y, params.k.z);
+    }
+    for (var c = 0u; c < RKD; c++) {
+        let d4 = kx + c * TXK;
+        var x = Packed4();
+        if (key < kv_end && d4 < D4) {
+            x = k_buf[k_base + d4];
+        }
+        kreg[c] = x;
+    }
+    return kreg;
+}
+
+// This thread's V of the tile at n0: keys n0 + vy + u * KY, head_dim chunks vx + c * TXV.
+fn load_v(seq: u32, n0: u32, kv_end: u32, v_head: u32, vx: u32, vy: u32) -> array<Packed4, KPT * RVD> {
+    var vreg: array<Packed4, KPT * RVD>;
+    for (var u = 0u; u < KPT; u++) {
+        let vkey = n0 + vy + u * KY;
+        var v_base = 0u;
+        if (vkey < kv_end) {
+            v_base = v_head + kv_row(seq, vkey, params.v.y, params.v.z);
+        }
+        for (var c = 0u; c < RVD; c++) {
+            let d4 = vx + c * TXV;
+            var x = Packed4();
+            if (vkey < kv_end && d4 < D4) {
+                x = v_buf[v_base + d4];
+            }
+            vreg[u * RVD + c] = x;
+        }
+    }
+    return vreg;
+}
+
 @compute @workgroup_size(WG)
 fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let split = wid.x;
@@ -164,38 +204,16 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let k_head = params.k.x + head_kv * params.k.w;
     let v_head = params.v.x + head_kv * params.v.w;
 
+    // Each tile's K and V go to registers one tile ahead: their loads are in flight while the
+    // previous tile is computed.
+    var kreg = load_k(seq, kv_lo + kj, kv_end, k_head, kx);
+    var vreg = load_v(seq, kv_lo, kv_end, v_head, vx, vy);
     for (var n0 = kv_lo; n0 < kv_end; n0 += BN) {
-        // This thread's chunks of key n0 + kj, for the scores.
-        var kreg: array<Packed4, RKD>;  // kept as stored: half the registers for f16
-        let key = n0 + kj;
-        var k_base = 0u;
-        if (key < kv_end) {
-            k_base = k_head + kv_row(seq, key, params.k.y, params.k.z);
-        }
-        for (var c = 0u; c < RKD; c++) {
-            let d4 = kx + c * TXK;
-            var x = Packed4();
-            if (key < kv_end && d4 < D4) {
-                x = k_buf[k_base + d4];
-            }
-            kreg[c] = x;
-        }
-        // V of this thread's keys, in flight while the scores are computed.
-        var vreg: array<Packed4, KPT * RVD>;
-        for (var u = 0u; u < KPT; u++) {
-            let vkey = n0 + vy + u * KY;
-            var v_base = 0u;
-            if (vkey < kv_end) {
-                v_base = v_head + kv_row(seq, vkey, params.v.y, params.v.z);
-            }
-            for (var c = 0u; c < RVD; c++) {
-                let d4 = vx + c * TXV;
-                var x = Packed4();
-                if (vkey < kv_end && d4 < D4) {
-                    x = v_buf[v_base + d4];
-                }
-                vreg[u * RVD + c] = x;
-            }
+        var k_next: array<Packed4, RKD>;
+        var v_next: array<Packed4, KPT * RVD>;
+        if (n0 + BN < kv_end) {
+            k_next = load_k(seq, n0 + BN + kj, kv_end, k_head, kx);
+            v_next = load_v(seq, n0 + BN, kv_end, v_head, vx, vy);
         }
 
         // Partial dot products; the TXK parts of each score meet in `red`.
@@ -261,6 +279,8 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
             }
         }
+        kreg = k_next;
+        vreg = v_next;
     }
 
     // Merge the KY key groups: the row's max and sum over groups, then the accumulators.
