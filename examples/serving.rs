@@ -10,6 +10,11 @@
 //!     --budget 128 --heads 8 --heads-kv 2 --dim 64      # small enough for a software driver
 //! ```
 //!
+//! Flags (all take a number): --prompt, --decoders, --context (the longest decoder context; they
+//! start at context/2 .. context), --budget (tokens per step in the chunked schedule), --heads,
+//! --heads-kv, --dim, --page-size, --steps-before (decode-only steps before the prompt arrives),
+//! --steps-after (decode-only steps after it is done).
+//!
 //! Queries, keys and values are seeded random numbers: the rest of the model is left out, and the
 //! cost of attention does not depend on the values.
 
@@ -38,8 +43,8 @@ fn parse() -> Result<Config, String> {
         heads_kv: 8,
         dim: 128,
         page_size: 16,
-        before: 8,
-        after: 8,
+        before: 16,
+        after: 64,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     for pair in args.chunks(2) {
