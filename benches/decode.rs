@@ -343,7 +343,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     row.splits.map_or("-".into(), |s| s.to_string()),
                     row.tiles.clone().unwrap_or_default(),
                     row.ms.map_or("-".into(), |m| format!("{m:.4}")),
-                    row.gbps.map_or("-".into(), |g| format!("{g:.0}")),
+                    row.gbps.map_or("-".into(), |g| format!("{g:.1}")),
                     match (&row.error, row.max_err) {
                         (Some(e), _) => e.clone(),
                         (None, Some(e)) => format!("{e:.1e}"),
