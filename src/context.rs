@@ -558,6 +558,7 @@ fn caps_of(device: &wgpu::Device, adapter: &wgpu::Adapter) -> DeviceCaps {
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
         coop_matrix_f16,
+        compute_units: crate::kvcache::estimate_compute_units(&info.name),
         ..DeviceCaps::from_limits(&device.limits())
     }
 }

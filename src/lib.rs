@@ -4,6 +4,7 @@
 pub mod context;
 pub mod error;
 pub mod kernels;
+pub mod kvcache;
 pub mod plan;
 pub mod problem;
 pub mod reference;
@@ -13,5 +14,10 @@ pub use context::{
     AttentionBuffers, AttentionOutput, FlashContext, FlashPlan, HostInputs, TensorBuffer,
 };
 pub use error::{FlashError, Result};
+pub use kernels::decode::{KvCacheBuffers, KvCachePlanned, MergeBuffers, MergePlan, MergeStates};
+pub use kvcache::{
+    merge_states, CacheLayout, KvCacheAttention, KvCachePlan, RotaryAngles, RotaryEmbedding,
+    RotaryStyle,
+};
 pub use plan::{DeviceCaps, Kernel, Plan, PlanOptions, Storage, Tiles};
 pub use problem::{AlibiSlopes, Attention, AttnMask, DType, MaskKind, Strides, Tensor};

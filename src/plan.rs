@@ -39,6 +39,9 @@ pub struct DeviceCaps {
     /// The device has `EXPERIMENTAL_COOPERATIVE_MATRIX` enabled and its adapter lists a 16x16x16
     /// configuration with f16 A/B and f32 accumulators (what the tensor-core tier uses).
     pub coop_matrix_f16: bool,
+    /// Compute units (SMs, CUs), estimated from the adapter name; 0 when unknown. Sizes the
+    /// KV-cache plan's split count.
+    pub compute_units: u32,
 }
 
 impl DeviceCaps {
@@ -68,6 +71,7 @@ impl DeviceCaps {
             timestamp_query: false,
             subgroup_sizes: None,
             coop_matrix_f16: false,
+            compute_units: 0,
         }
     }
 }

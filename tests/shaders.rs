@@ -236,3 +236,57 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
     }
     eprintln!("{n} cooperative-matrix variants validated");
 }
+
+#[test]
+fn every_kv_cache_variant_validates_and_translates() {
+    use wgpu_flash_attn::kernels::decode;
+    use wgpu_flash_attn::kvcache::{self, KvCacheAttention, RotaryAngles, RotaryEmbedding};
+    validate(decode::ATTENTION_SOURCE, "flash_decode.wgsl");
+    validate(decode::COMBINE_SOURCE, "decode_combine.wgsl");
+    validate(decode::APPEND_SOURCE, "kv_append.wgsl");
+    let mut n = 0;
+    for (storage_bytes, f16) in [(16384, false), (49152, true)] {
+        let mut caps = DeviceCaps::webgpu_defaults();
+        caps.max_workgroup_storage_bytes = storage_bytes;
+        caps.shader_f16 = f16;
+        for d in [4, 12, 36, 64, 128, 256] {
+            for dtype in [DType::F32, DType::F16, DType::BF16] {
+                for (seq_q, group, paged, splits) in [
+                    (1, 4, false, 1),
+                    (1, 1, true, 8),
+                    (3, 8, true, 2),
+                    (40, 2, false, 1),
+                ] {
+                    let rotary = [
+                        None,
+                        Some(RotaryEmbedding::interleaved(d.min(16) / 4 * 4, 1e4)),
+                        (d >= 8).then(|| RotaryEmbedding {
+                            dim: d / 8 * 8,
+                            style: wgpu_flash_attn::RotaryStyle::HalfSplit,
+                            angles: RotaryAngles::Table { positions: 64 },
+                        }),
+                    ][n % 3];
+                    let mut p = KvCacheAttention::decode(2 * group, 2, d, seq_q, &[9, 20], 60)
+                        .dtype(dtype)
+                        .num_splits(splits)
+                        .append_new_kv(true)
+                        .rotary(rotary)
+                        .with_lse(splits > 1 || seq_q > 1);
+                    if paged {
+                        p = p.paged(16, 8, &[0, 1, 2, 3, 4, 5, 6, 7]);
+                    }
+                    let plan = kvcache::plan(&p, &caps).unwrap();
+                    let what = format!(
+                        "kv cache d={d} {dtype:?} {:?} q={seq_q} paged={paged} splits={splits}",
+                        plan.tiles
+                    );
+                    validate(&decode::attention_source(&plan), &what);
+                    validate(&decode::append_source(&plan), &what);
+                    validate(&decode::combine_source(d, plan.storage, p.with_lse), &what);
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n >= 100, "only {n} variants");
+}

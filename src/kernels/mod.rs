@@ -2,6 +2,7 @@
 //! fills its params uniform and records dispatches. Tile sizes come from the plan, never from here.
 
 pub mod coop;
+pub mod decode;
 pub mod forward;
 pub mod materialized;
 

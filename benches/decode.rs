@@ -1,0 +1,558 @@
+//! Decode benchmark: attention of a few query tokens per sequence over long KV caches (split-KV),
+//! contiguous and paged, on the default adapter (honours `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`).
+//!
+//! ```sh
+//! cargo bench --bench decode                       # small defaults, fine on a software driver
+//! cargo bench --bench decode -- --batch 8 --heads 32 --heads-kv 8 --dim 128 --dtype f16 \
+//!     --kv 32768,131072 --layouts contiguous,paged --runs 20 --json decode.json
+//! ```
+//!
+//! Time is measured on the GPU with timestamp queries at the start and end of the step's compute
+//! pass (attention and the split-KV combine), median of `--runs` after `--warmup`; without
+//! `TIMESTAMP_QUERY`, the wall time of submit + wait. Bandwidth counts the K and V bytes the step
+//! must read (each visible key once per KV head). The cache holds seeded random values; the paged
+//! layout views the same buffers through a block table of `--page-size` pages, shuffled within
+//! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
+//! tolerance makes the run exit nonzero.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Parser;
+use serde::Serialize;
+use wgpu_flash_attn::context::from_dtype_bytes;
+use wgpu_flash_attn::kvcache::{self, DecodeTiles, KvCacheAttention};
+use wgpu_flash_attn::{DType, FlashContext, FlashError, KvCacheBuffers};
+
+#[derive(Parser, Debug, Clone, Serialize)]
+#[command(about = "KV-cache decoding (split-KV, contiguous and paged) on the default wgpu adapter")]
+struct Args {
+    /// Sequences decoding together.
+    #[arg(long, default_value_t = 4)]
+    batch: u32,
+    /// Query heads.
+    #[arg(long, default_value_t = 8)]
+    heads: u32,
+    /// Key/value heads.
+    #[arg(long, default_value_t = 2)]
+    heads_kv: u32,
+    /// Head dimension.
+    #[arg(long, default_value_t = 128)]
+    dim: u32,
+    /// Storage type: f16, f32 or bf16.
+    #[arg(long, default_value = "f16")]
+    dtype: String,
+    /// KV cache lengths to sweep (tokens per sequence).
+    #[arg(long, value_delimiter = ',', default_value = "1024,4096")]
+    kv: Vec<u32>,
+    /// Query tokens per sequence (1 = plain decoding; more = speculative or multi-token).
+    #[arg(long, default_value_t = 1)]
+    seq_q: u32,
+    /// Cache layouts to run: contiguous, paged.
+    #[arg(long, value_delimiter = ',', default_value = "contiguous,paged")]
+    layouts: Vec<String>,
+    /// Tokens per page of the paged layout.
+    #[arg(long, default_value_t = 16)]
+    page_size: u32,
+    /// Force the number of KV splits (a list sweeps them; default: the plan's choice).
+    #[arg(long, value_delimiter = ',')]
+    splits: Vec<u32>,
+    /// Force the P V threads along head_dim (threads_v: 4, 8, 16 or 32), to sweep the tiles.
+    #[arg(long)]
+    threads_v: Option<u32>,
+    /// Force the workgroup size (64, 128 or 256 invocations; 4 threads per key).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Timed runs (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Untimed warm-up runs.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Output rows checked against the f64 oracle per configuration.
+    #[arg(long, default_value_t = 8)]
+    check_rows: usize,
+    /// Seed of the inputs and of the checked rows.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    #[serde(skip)]
+    bench: bool,
+}
+
+#[derive(Serialize)]
+struct Row {
+    peer: &'static str,
+    backend: String,
+    dtype: String,
+    batch: u32,
+    heads: u32,
+    heads_kv: u32,
+    kv_len: u32,
+    seq_q: u32,
+    head_dim: u32,
+    layout: String,
+    page_size: Option<u32>,
+    ms: Option<f64>,
+    ms_min: Option<f64>,
+    gbps: Option<f64>,
+    splits: Option<u32>,
+    tiles: Option<String>,
+    dispatch_windows: Option<usize>,
+    max_err: Option<f64>,
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    adapter: String,
+    backend: String,
+    driver: String,
+    compute_units: u32,
+    max_storage_buffer_binding_size: u64,
+    date: String,
+    command: String,
+    timing: &'static str,
+    args: &'a Args,
+    rows: &'a [Row],
+}
+
+fn main() {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(true) => {}
+        Ok(false) => {
+            eprintln!("FAILED: a configuration failed or exceeded its error tolerance");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Seeded values in [-1, 1), generated fast enough for gigabytes of cache.
+fn fill(n: usize, seed: u64, dtype: DType) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    };
+    let mut out = Vec::with_capacity(n * dtype.size() as usize);
+    for _ in 0..n {
+        let x = next();
+        match dtype {
+            DType::F32 => out.extend_from_slice(&x.to_le_bytes()),
+            DType::F16 => out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes()),
+            DType::BF16 => out.extend_from_slice(&half::bf16::from_f32(x).to_le_bytes()),
+        }
+    }
+    out
+}
+
+fn value(bytes: &[u8], i: usize, dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()) as f64,
+        DType::F16 => half::f16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f64(),
+        DType::BF16 => half::bf16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f64(),
+    }
+}
+
+struct Timer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+    period_ns: f64,
+}
+
+fn timer(ctx: &FlashContext) -> Option<Timer> {
+    if !ctx.caps().timestamp_query {
+        return None;
+    }
+    let device = ctx.device();
+    let buffer = |usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timestamps"),
+            size: 16,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    Some(Timer {
+        set: device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("decode timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        }),
+        resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+        read: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+        period_ns: ctx.queue().get_timestamp_period() as f64,
+    })
+}
+
+fn upload(ctx: &FlashContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    let buffer = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (bytes.len() as u64).next_multiple_of(4).max(4),
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    // In pieces: one staging copy of a multi-gigabyte cache would double the host memory.
+    for (k, chunk) in bytes.chunks(256 << 20).enumerate() {
+        ctx.queue()
+            .write_buffer(&buffer, (k as u64) << 28, &chunk[..chunk.len() / 4 * 4]);
+        ctx.queue().submit([]);
+    }
+    buffer
+}
+
+fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
+    let dtype = match args.dtype.as_str() {
+        "f32" => DType::F32,
+        "f16" => DType::F16,
+        "bf16" => DType::BF16,
+        other => return Err(format!("unknown dtype {other}").into()),
+    };
+    let ctx = FlashContext::default_blocking()?;
+    let caps = ctx.caps().clone();
+    let timer = timer(&ctx);
+    let timing = if timer.is_some() {
+        "gpu-timestamps"
+    } else {
+        "wall-clock"
+    };
+    println!(
+        "adapter: {} ({}, {}), ~{} compute units, timing: {timing}",
+        caps.name, caps.backend, caps.driver, caps.compute_units
+    );
+    println!("| kv | layout | splits | tiles (BMxBNxTHxTV) | ms | GB/s of K+V | max err |");
+    println!("|---|---|---|---|---|---|---|");
+    let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
+    let mut rows = Vec::new();
+    let mut all_ok = true;
+    for &kv in &args.kv {
+        // One pair of cache buffers per length, shared by both layouts.
+        let cache_elems = b as usize * kv as usize * hkv as usize * d as usize;
+        let k_host = fill(cache_elems, args.seed + 1, dtype);
+        let v_host = fill(cache_elems, args.seed + 2, dtype);
+        let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
+        let k = upload(&ctx, "k_cache", &k_host);
+        let v = upload(&ctx, "v_cache", &v_host);
+        let q = upload(&ctx, "q", &q_host);
+        let out_bytes = (b * sq * hq * d) as u64 * dtype.size();
+        let out = upload(&ctx, "out", &vec![0u8; out_bytes as usize]);
+        for layout in &args.layouts {
+            // The step's query tokens are the caches' last seq_q tokens (already appended).
+            let base =
+                KvCacheAttention::decode(hq, hkv, d, sq, &vec![kv; b as usize], kv).dtype(dtype);
+            let (problem, table) = match layout.as_str() {
+                "contiguous" => (base, None),
+                "paged" => {
+                    let per_seq = kv.div_ceil(args.page_size);
+                    if per_seq * args.page_size != kv {
+                        return Err("--page-size must divide every --kv length".into());
+                    }
+                    let table = shuffled_pages(b, per_seq, args.seed);
+                    (base.paged(args.page_size, b * per_seq, &table), Some(table))
+                }
+                other => return Err(format!("unknown layout {other}").into()),
+            };
+            let split_list: Vec<Option<u32>> = if args.splits.is_empty() {
+                vec![None]
+            } else {
+                args.splits.iter().map(|&s| Some(s)).collect()
+            };
+            for splits in split_list {
+                let problem = match splits {
+                    Some(n) => problem.clone().num_splits(n),
+                    None => problem.clone(),
+                };
+                let mut row = Row {
+                    peer: "wgpu-flash-attn",
+                    backend: "portable".into(),
+                    dtype: args.dtype.clone(),
+                    batch: b,
+                    heads: hq,
+                    heads_kv: hkv,
+                    kv_len: kv,
+                    seq_q: sq,
+                    head_dim: d,
+                    layout: layout.clone(),
+                    page_size: table.as_ref().map(|_| args.page_size),
+                    ms: None,
+                    ms_min: None,
+                    gbps: None,
+                    splits: None,
+                    tiles: None,
+                    dispatch_windows: None,
+                    max_err: None,
+                    error: None,
+                };
+                match bench(&ctx, timer.as_ref(), args, &problem, [&q, &k, &v, &out]) {
+                    Ok((times, plan)) => {
+                        let mut sorted = times.clone();
+                        sorted.sort_by(f64::total_cmp);
+                        let ms = sorted[sorted.len() / 2];
+                        row.ms = Some(ms);
+                        row.ms_min = sorted.first().copied();
+                        row.gbps = Some(problem.kv_bytes_read() as f64 / ms / 1e6);
+                        row.splits = Some(plan.splits);
+                        let t = plan.tiles;
+                        row.tiles = Some(format!(
+                            "{}x{}x{}x{}",
+                            t.block_m, t.block_n, t.threads, t.threads_v
+                        ));
+                        row.dispatch_windows = Some(plan.windows.len());
+                        let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
+                        let got = from_dtype_bytes(&got, dtype);
+                        let err = check(
+                            args,
+                            &problem,
+                            table.as_deref(),
+                            [&q_host, &k_host, &v_host],
+                            &got,
+                        );
+                        row.max_err = Some(err);
+                        let tol = match dtype {
+                            DType::F32 => 1e-5,
+                            DType::F16 => 2e-3,
+                            DType::BF16 => 1e-2,
+                        };
+                        if err > tol {
+                            row.error = Some(format!("max error {err:.2e} above {tol:.0e}"));
+                            all_ok = false;
+                        }
+                    }
+                    Err(e) => {
+                        row.error = Some(e.to_string());
+                        all_ok = false;
+                    }
+                }
+                println!(
+                    "| {kv} | {layout} | {} | {} | {} | {} | {} |",
+                    row.splits.map_or("-".into(), |s| s.to_string()),
+                    row.tiles.clone().unwrap_or_default(),
+                    row.ms.map_or("-".into(), |m| format!("{m:.4}")),
+                    row.gbps.map_or("-".into(), |g| format!("{g:.1}")),
+                    match (&row.error, row.max_err) {
+                        (Some(e), _) => e.clone(),
+                        (None, Some(e)) => format!("{e:.1e}"),
+                        _ => "-".into(),
+                    }
+                );
+                std::io::stdout().flush().ok();
+                rows.push(row);
+            }
+        }
+    }
+    if let Some(path) = &args.json {
+        let argv: Vec<String> = std::env::args().filter(|a| a != "--bench").collect();
+        let report = Report {
+            adapter: caps.name.clone(),
+            backend: caps.backend.clone(),
+            driver: caps.driver.clone(),
+            compute_units: caps.compute_units,
+            max_storage_buffer_binding_size: caps.max_storage_buffer_binding_size,
+            date: utc_now(),
+            command: argv.join(" "),
+            timing,
+            args,
+            rows: &rows,
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(all_ok)
+}
+
+/// Sequence b's pages are b * per_seq .. (b + 1) * per_seq, in a seeded shuffled order.
+fn shuffled_pages(batch: u32, per_seq: u32, seed: u64) -> Vec<u32> {
+    let mut s = seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
+    let mut table = Vec::with_capacity((batch * per_seq) as usize);
+    for b in 0..batch {
+        let mut pages: Vec<u32> = (b * per_seq..(b + 1) * per_seq).collect();
+        for i in (1..pages.len()).rev() {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            pages.swap(i, (s % (i as u64 + 1)) as usize);
+        }
+        table.extend(pages);
+    }
+    table
+}
+
+type Planned = kvcache::KvCachePlan;
+
+fn bench(
+    ctx: &FlashContext,
+    timer: Option<&Timer>,
+    args: &Args,
+    problem: &KvCacheAttention,
+    [q, k, v, out]: [&wgpu::Buffer; 4],
+) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
+    let tiles = match (args.threads, args.threads_v) {
+        (None, None) => None,
+        (threads, threads_v) => {
+            let base = kvcache::plan(problem, ctx.caps())?.tiles;
+            let threads = threads.unwrap_or(base.threads);
+            Some(DecodeTiles {
+                threads,
+                block_n: threads / base.threads_per_key,
+                threads_v: threads_v.unwrap_or(base.threads_v),
+                ..base
+            })
+        }
+    };
+    let planned = ctx.plan_kv_cache_with(problem, tiles)?;
+    let buffers = KvCacheBuffers::new(q, k, v, out);
+    let mut times = Vec::new();
+    for r in 0..args.warmup + args.runs {
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        planned.encode_timed(
+            &mut encoder,
+            &buffers,
+            timer.map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            }),
+        )?;
+        if let Some(t) = timer {
+            encoder.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+        }
+        let start = Instant::now();
+        ctx.queue().submit([encoder.finish()]);
+        let ms = match timer {
+            Some(t) => {
+                let bytes = pollster::block_on(ctx.read(&t.read))?;
+                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
+                ticks[1].wrapping_sub(ticks[0]) as f64 * t.period_ns * 1e-6
+            }
+            None => {
+                ctx.device()
+                    .poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| FlashError::Readback(e.to_string()))?;
+                start.elapsed().as_secs_f64() * 1e3
+            }
+        };
+        if r >= args.warmup {
+            times.push(ms);
+        }
+    }
+    Ok((times, planned.plan().clone()))
+}
+
+async fn read(
+    ctx: &FlashContext,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+) -> wgpu_flash_attn::Result<Vec<u8>> {
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size: bytes.next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes.next_multiple_of(4));
+    ctx.queue().submit([encoder.finish()]);
+    ctx.read(&staging).await
+}
+
+/// Max |O - oracle| over sampled rows; the oracle is the textbook softmax in f64 over the
+/// sequence's keys, found through the block table for the paged layout.
+fn check(
+    args: &Args,
+    p: &KvCacheAttention,
+    table: Option<&[u32]>,
+    [q, k, v]: [&[u8]; 3],
+    got: &[f32],
+) -> f64 {
+    let (hq, hkv, d) = (p.heads_q as usize, p.heads_kv as usize, p.head_dim as usize);
+    let group = hq / hkv;
+    let total_rows = p.total_q() as usize * hq;
+    let mut s = args.seed | 1;
+    let mut err = 0.0f64;
+    for n in 0..args.check_rows.max(1) {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let row = if n == 0 {
+            0
+        } else {
+            (s >> 33) as usize % total_rows
+        };
+        let (t, h) = (row / hq, row % hq);
+        let b = (t / p.seq_q(0) as usize) as u32;
+        let i = t % p.seq_q(0) as usize;
+        let kv_len = p.kv_len(b) as usize;
+        let visible = kv_len - p.seq_q(b) as usize + i + 1; // causal, bottom-right
+        let key_at = |j: usize| -> usize {
+            let slot = match (table, &p.layout) {
+                (Some(tb), kvcache::CacheLayout::Paged { page_size, .. }) => {
+                    let ps = *page_size as usize;
+                    let per_seq = p.pages_per_seq() as usize;
+                    tb[b as usize * per_seq + j / ps] as usize * ps + j % ps
+                }
+                _ => b as usize * kv_len + j,
+            };
+            (slot * hkv + h / group) * d
+        };
+        let qrow: Vec<f64> = (0..d).map(|c| value(q, row * d + c, p.dtype)).collect();
+        let scores: Vec<f64> = (0..visible)
+            .map(|j| {
+                let at = key_at(j);
+                p.scale() as f64
+                    * (0..d)
+                        .map(|c| qrow[c] * value(k, at + c, p.dtype))
+                        .sum::<f64>()
+            })
+            .collect();
+        let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+        let sum: f64 = w.iter().sum();
+        for c in 0..d {
+            let o: f64 = (0..visible)
+                .map(|j| w[j] * value(v, key_at(j) + c, p.dtype))
+                .sum::<f64>()
+                / sum;
+            err = err.max((got[row * d + c] as f64 - o).abs());
+        }
+    }
+    err
+}
+
+/// The current UTC time as ISO 8601.
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}

@@ -1,0 +1,972 @@
+//! Attention over a KV cache: decoding, chunked prefill, and both mixed in one dispatch.
+//!
+//! A [`KvCacheAttention`] describes one step of an inference server: a ragged batch of query
+//! tokens (`cu_seqlens_q`, one token per decoding sequence, a chunk of a prompt for a prefilling
+//! one) over per-sequence caches of keys and values, stored contiguously or in pages through a
+//! block table. Optionally the step's new keys and values are appended to the cache first, with
+//! rotary embeddings applied to the queries and the new keys. [`plan`] turns it into a
+//! [`KvCachePlan`] for a device (tiles, split-KV count, work list); no GPU calls happen here.
+//!
+//! ```
+//! use wgpu_flash_attn::kvcache::{KvCacheAttention, RotaryEmbedding};
+//! use wgpu_flash_attn::DType;
+//! // 3 sequences: two decode one token, the third prefills a chunk of 100 tokens; their caches
+//! // hold 500, 70 and 0 tokens before this step, in pages of 16 tokens.
+//! let pages_per_seq = 40;
+//! let block_table: Vec<u32> = (0..3 * pages_per_seq).collect();
+//! let step = KvCacheAttention::new(32, 8, 128, &[0, 1, 2, 102], &[500, 70, 0])
+//!     .dtype(DType::F16)
+//!     .paged(16, 3 * pages_per_seq, &block_table)
+//!     .causal(true)
+//!     .append_new_kv(true)
+//!     .rotary(Some(RotaryEmbedding::half_split(128, 10000.0)));
+//! assert!(step.validate().is_ok());
+//! assert_eq!(step.kv_len(2), 100); // the chunk attends to itself, causally
+//! ```
+
+use crate::error::{FlashError, Result};
+use crate::plan::{storage_for, DeviceCaps, Storage};
+use crate::problem::{DType, MAX_HEAD_DIM};
+
+/// How the K and V caches are laid out (both the same way, in two buffers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheLayout {
+    /// One entry per sequence: (batch, capacity, heads_kv, head_dim), as FlashAttention's
+    /// `k_cache` / `v_cache`.
+    Contiguous {
+        /// Tokens each sequence's entry holds.
+        capacity: u32,
+    },
+    /// Fixed-size pages: (num_pages, page_size, heads_kv, head_dim); token t of sequence b is in
+    /// page `block_table[b * pages_per_seq + t / page_size]`, row `t % page_size` (vLLM's
+    /// PagedAttention). Pages may be in any order and shared between sequences; any page size of
+    /// at least 1 is supported (a tile of keys may span page boundaries).
+    Paged {
+        /// Tokens per page.
+        page_size: u32,
+        /// Pages in the cache buffers.
+        num_pages: u32,
+        /// (batch, pages_per_seq) page indices, row-major.
+        block_table: Vec<u32>,
+    },
+}
+
+/// The two usual ways of pairing head_dim elements for rotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RotaryStyle {
+    /// Elements (2i, 2i + 1) form pair i (GPT-J, FlashAttention's `rotary_interleaved=True`).
+    Interleaved,
+    /// Elements (i, i + rotary_dim / 2) form pair i (GPT-NeoX, LLaMA as in Hugging Face).
+    HalfSplit,
+}
+
+/// Where the rotation angles come from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RotaryAngles {
+    /// Pair i at position p turns by p * theta^(-2i / rotary_dim), computed in f32 on the GPU.
+    Theta(f32),
+    /// Tables of `positions` rows of rotary_dim / 2 values in one f32 buffer: cos, then sin
+    /// (FlashAttention's `rotary_cos` / `rotary_sin`, concatenated).
+    Table {
+        /// Rows of each table (positions covered).
+        positions: u32,
+    },
+}
+
+/// Rotary position embedding applied to the queries and the new keys of a step; a token's
+/// position is its index in its sequence (cached tokens first).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RotaryEmbedding {
+    /// Leading elements of each head that rotate (the rest pass through).
+    pub dim: u32,
+    /// How elements pair.
+    pub style: RotaryStyle,
+    /// Angles from a base or from tables.
+    pub angles: RotaryAngles,
+}
+
+impl RotaryEmbedding {
+    /// Half-split pairs over `dim` elements with angles from `theta` (10000 in most models).
+    pub fn half_split(dim: u32, theta: f32) -> Self {
+        RotaryEmbedding {
+            dim,
+            style: RotaryStyle::HalfSplit,
+            angles: RotaryAngles::Theta(theta),
+        }
+    }
+
+    /// Interleaved pairs over `dim` elements with angles from `theta`.
+    pub fn interleaved(dim: u32, theta: f32) -> Self {
+        RotaryEmbedding {
+            dim,
+            style: RotaryStyle::Interleaved,
+            angles: RotaryAngles::Theta(theta),
+        }
+    }
+
+    /// Number of f32 values the table buffer holds (cos and sin), 0 without tables.
+    pub fn table_len(&self) -> u64 {
+        match self.angles {
+            RotaryAngles::Theta(_) => 0,
+            RotaryAngles::Table { positions } => 2 * positions as u64 * (self.dim / 2) as u64,
+        }
+    }
+}
+
+/// One step of attention over KV caches. Queries are packed (total_q, heads_q, head_dim) like a
+/// variable-length batch; the output has the same layout; the LSE is f32 laid out
+/// (total_q, heads_q), the order of the output's rows, so [`merge_states`] applies directly.
+///
+/// Sequence b has queries `cu_seqlens_q[b]..cu_seqlens_q[b + 1]` (0 is allowed: it sits this
+/// step out) and sees keys `0..kv_len(b)` of its cache, where `kv_len(b)` is `cached[b]`, plus its
+/// query count when the step appends new keys and values. With `causal`, query i of a sequence
+/// with n queries sees keys j <= i + kv_len(b) - n (aligned bottom-right, so a prefill chunk sees
+/// its cached prefix and itself causally, and a decode token sees everything).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvCacheAttention {
+    /// Query heads.
+    pub heads_q: u32,
+    /// Key/value heads (heads_q a multiple).
+    pub heads_kv: u32,
+    /// Dimension of each head.
+    pub head_dim: u32,
+    /// Storage type of Q, the caches, the new K/V and O.
+    pub dtype: DType,
+    /// Prefix sums of the query tokens per sequence (batch + 1 entries, starting at 0).
+    pub cu_seqlens_q: Vec<u32>,
+    /// Tokens already in each sequence's cache (before this step's append).
+    pub cached: Vec<u32>,
+    /// How the caches are laid out.
+    pub layout: CacheLayout,
+    /// Causal mask, aligned bottom-right.
+    pub causal: bool,
+    /// Scale applied to Q K^T; `None` means 1/sqrt(head_dim).
+    pub softmax_scale: Option<f32>,
+    /// Also write the natural-log LSE of each row, (total_q, heads_q), f32.
+    pub with_lse: bool,
+    /// Each query token brings a key and a value per KV head (k_new, v_new laid out
+    /// (total_q, heads_kv, head_dim)), written to the cache at its position before attention.
+    pub append_new_kv: bool,
+    /// Rotary embedding of the queries and the new keys (needs `append_new_kv`).
+    pub rotary: Option<RotaryEmbedding>,
+    /// Force the number of KV splits (otherwise the plan picks it).
+    pub num_splits: Option<u32>,
+}
+
+impl KvCacheAttention {
+    /// A step over `cached[b]` tokens per sequence with queries `cu_seqlens_q`, contiguous caches
+    /// just large enough (capacity: the longest cached + query tokens), f32, not causal, no append.
+    pub fn new(
+        heads_q: u32,
+        heads_kv: u32,
+        head_dim: u32,
+        cu_seqlens_q: &[u32],
+        cached: &[u32],
+    ) -> Self {
+        let mut step = KvCacheAttention {
+            heads_q,
+            heads_kv,
+            head_dim,
+            dtype: DType::F32,
+            cu_seqlens_q: cu_seqlens_q.to_vec(),
+            cached: cached.to_vec(),
+            layout: CacheLayout::Contiguous { capacity: 1 },
+            causal: false,
+            softmax_scale: None,
+            with_lse: false,
+            append_new_kv: false,
+            rotary: None,
+            num_splits: None,
+        };
+        // Room for every cached token and one new token per query, should the step append.
+        let capacity = (0..step.batch())
+            .map(|b| step.cached.get(b as usize).copied().unwrap_or(0) + step.seq_q(b))
+            .max()
+            .unwrap_or(1);
+        step.layout = CacheLayout::Contiguous {
+            capacity: capacity.max(1),
+        };
+        step
+    }
+
+    /// Decoding: `seq_q` query tokens for each of `cache_seqlens.len()` sequences (FlashAttention's
+    /// `flash_attn_with_kvcache` with q (batch, seq_q, heads_q, head_dim)), caches of `capacity`
+    /// tokens per sequence. Causal, so several query tokens see the cache and each other in order.
+    pub fn decode(
+        heads_q: u32,
+        heads_kv: u32,
+        head_dim: u32,
+        seq_q: u32,
+        cache_seqlens: &[u32],
+        capacity: u32,
+    ) -> Self {
+        let cu: Vec<u32> = (0..=cache_seqlens.len() as u32)
+            .map(|b| b * seq_q)
+            .collect();
+        KvCacheAttention::new(heads_q, heads_kv, head_dim, &cu, cache_seqlens)
+            .contiguous(capacity)
+            .causal(true)
+    }
+
+    /// Contiguous caches of `capacity` tokens per sequence.
+    pub fn contiguous(mut self, capacity: u32) -> Self {
+        self.layout = CacheLayout::Contiguous { capacity };
+        self
+    }
+
+    /// Paged caches: `num_pages` pages of `page_size` tokens, and a block table of
+    /// (batch, pages_per_seq) page indices, row-major (pages_per_seq = its length / batch).
+    pub fn paged(mut self, page_size: u32, num_pages: u32, block_table: &[u32]) -> Self {
+        self.layout = CacheLayout::Paged {
+            page_size,
+            num_pages,
+            block_table: block_table.to_vec(),
+        };
+        self
+    }
+
+    /// Sets the storage type.
+    pub fn dtype(mut self, dtype: DType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+
+    /// Turns the causal (bottom-right aligned) mask on or off.
+    pub fn causal(mut self, causal: bool) -> Self {
+        self.causal = causal;
+        self
+    }
+
+    /// Sets the scale applied to Q K^T.
+    pub fn softmax_scale(mut self, scale: f32) -> Self {
+        self.softmax_scale = Some(scale);
+        self
+    }
+
+    /// Asks for the row LSE as a second output.
+    pub fn with_lse(mut self, with_lse: bool) -> Self {
+        self.with_lse = with_lse;
+        self
+    }
+
+    /// Appends each query token's new key and value to the cache before attention.
+    pub fn append_new_kv(mut self, append: bool) -> Self {
+        self.append_new_kv = append;
+        self
+    }
+
+    /// Sets (or clears) the rotary embedding of the queries and the new keys.
+    pub fn rotary(mut self, rotary: Option<RotaryEmbedding>) -> Self {
+        self.rotary = rotary;
+        self
+    }
+
+    /// Forces the number of KV splits (1 turns split-KV off).
+    pub fn num_splits(mut self, splits: u32) -> Self {
+        self.num_splits = Some(splits);
+        self
+    }
+
+    /// Number of sequences.
+    pub fn batch(&self) -> u32 {
+        self.cu_seqlens_q.len().saturating_sub(1) as u32
+    }
+
+    /// Query tokens of sequence b.
+    pub fn seq_q(&self, b: u32) -> u32 {
+        let at = |i: usize| self.cu_seqlens_q.get(i).copied().unwrap_or(0);
+        at(b as usize + 1).saturating_sub(at(b as usize))
+    }
+
+    /// Query tokens in all.
+    pub fn total_q(&self) -> u32 {
+        self.cu_seqlens_q.last().copied().unwrap_or(0)
+    }
+
+    /// Keys sequence b attends to: its cached tokens, plus its new ones when appending.
+    pub fn kv_len(&self, b: u32) -> u32 {
+        let cached = self.cached.get(b as usize).copied().unwrap_or(0);
+        if self.append_new_kv {
+            cached.saturating_add(self.seq_q(b))
+        } else {
+            cached
+        }
+    }
+
+    /// The longest `kv_len` of the batch.
+    pub fn longest_kv(&self) -> u32 {
+        (0..self.batch()).map(|b| self.kv_len(b)).max().unwrap_or(0)
+    }
+
+    /// The scale actually applied.
+    pub fn scale(&self) -> f32 {
+        self.softmax_scale
+            .unwrap_or(1.0 / (self.head_dim as f32).sqrt())
+    }
+
+    /// Tokens each sequence's cache can hold (contiguous capacity, or pages per sequence times
+    /// the page size).
+    pub fn capacity(&self) -> u64 {
+        match &self.layout {
+            CacheLayout::Contiguous { capacity } => *capacity as u64,
+            CacheLayout::Paged { page_size, .. } => self.pages_per_seq() as u64 * *page_size as u64,
+        }
+    }
+
+    /// Columns of the block table (0 for contiguous caches).
+    pub fn pages_per_seq(&self) -> u32 {
+        match &self.layout {
+            CacheLayout::Contiguous { .. } => 0,
+            CacheLayout::Paged { block_table, .. } => {
+                (block_table.len() / self.batch().max(1) as usize) as u32
+            }
+        }
+    }
+
+    /// Elements of each cache buffer (K or V): batch * capacity or num_pages * page_size tokens,
+    /// times heads_kv * head_dim.
+    pub fn cache_len(&self) -> u64 {
+        let tokens = match &self.layout {
+            CacheLayout::Contiguous { capacity } => self.batch() as u64 * *capacity as u64,
+            CacheLayout::Paged {
+                page_size,
+                num_pages,
+                ..
+            } => *num_pages as u64 * *page_size as u64,
+        };
+        tokens * self.heads_kv as u64 * self.head_dim as u64
+    }
+
+    /// Elements of Q and of O: total_q * heads_q * head_dim.
+    pub fn q_len(&self) -> u64 {
+        self.total_q() as u64 * self.heads_q as u64 * self.head_dim as u64
+    }
+
+    /// Elements of each of k_new and v_new: total_q * heads_kv * head_dim (0 without append).
+    pub fn new_kv_len(&self) -> u64 {
+        if self.append_new_kv {
+            self.total_q() as u64 * self.heads_kv as u64 * self.head_dim as u64
+        } else {
+            0
+        }
+    }
+
+    /// LSE values: total_q * heads_q.
+    pub fn lse_len(&self) -> u64 {
+        self.total_q() as u64 * self.heads_q as u64
+    }
+
+    /// Bytes of K and V the step reads from the caches (each visible key once per KV head).
+    pub fn kv_bytes_read(&self) -> u64 {
+        (0..self.batch())
+            .map(|b| self.kv_len(b) as u64)
+            .sum::<u64>()
+            * 2
+            * self.heads_kv as u64
+            * self.head_dim as u64
+            * self.dtype.size()
+    }
+
+    /// Checks everything that does not depend on a device.
+    pub fn validate(&self) -> Result<()> {
+        for (what, v) in [
+            ("heads_q", self.heads_q),
+            ("heads_kv", self.heads_kv),
+            ("head_dim", self.head_dim),
+            ("batch (cu_seqlens_q.len() - 1)", self.batch()),
+        ] {
+            if v == 0 {
+                return Err(FlashError::ZeroSize { what });
+            }
+        }
+        if self.head_dim % 4 != 0 || self.head_dim > MAX_HEAD_DIM {
+            return Err(FlashError::UnsupportedHeadDim {
+                got: self.head_dim,
+                max: MAX_HEAD_DIM,
+            });
+        }
+        if self.heads_q % self.heads_kv != 0 {
+            return Err(FlashError::HeadsNotDivisible {
+                heads_q: self.heads_q,
+                heads_kv: self.heads_kv,
+            });
+        }
+        let cu = &self.cu_seqlens_q;
+        if cu.first() != Some(&0) || cu.windows(2).any(|w| w[1] < w[0]) {
+            return Err(FlashError::BadOption {
+                what: "cu_seqlens_q",
+                got: format!("{cu:?}"),
+                why: "prefix sums start at 0 and never decrease",
+            });
+        }
+        if self.total_q() == 0 {
+            return Err(FlashError::ZeroSize {
+                what: "query tokens (cu_seqlens_q's last entry)",
+            });
+        }
+        if self.cached.len() != self.batch() as usize {
+            return Err(FlashError::ShapeMismatch {
+                tensor: "cached (tokens per sequence)",
+                expected: self.batch() as u64,
+                got: self.cached.len() as u64,
+            });
+        }
+        let scale = self.scale();
+        if !scale.is_finite() {
+            return Err(FlashError::BadOption {
+                what: "softmax_scale",
+                got: scale.to_string(),
+                why: "it must be finite",
+            });
+        }
+        if let Some(n) = self.num_splits {
+            if n == 0 || n > MAX_SPLITS {
+                return Err(FlashError::BadOption {
+                    what: "num_splits",
+                    got: n.to_string(),
+                    why: "between 1 and 256",
+                });
+            }
+        }
+        match &self.layout {
+            CacheLayout::Contiguous { capacity } if *capacity == 0 => {
+                return Err(FlashError::ZeroSize {
+                    what: "cache capacity",
+                })
+            }
+            CacheLayout::Paged {
+                page_size,
+                num_pages,
+                block_table,
+            } => {
+                if *page_size == 0 || *num_pages == 0 {
+                    return Err(FlashError::ZeroSize {
+                        what: "page_size and num_pages",
+                    });
+                }
+                if block_table.is_empty() || block_table.len() % self.batch() as usize != 0 {
+                    return Err(FlashError::ShapeMismatch {
+                        tensor: "block_table (a multiple of batch)",
+                        expected: self.batch() as u64 * self.pages_per_seq().max(1) as u64,
+                        got: block_table.len() as u64,
+                    });
+                }
+                if let Some(&bad) = block_table.iter().find(|&&p| p >= *num_pages) {
+                    return Err(FlashError::BadOption {
+                        what: "block_table entry",
+                        got: format!("{bad} (num_pages {num_pages})"),
+                        why: "a page index must be below num_pages",
+                    });
+                }
+            }
+            _ => {}
+        }
+        for b in 0..self.batch() {
+            let need = self.cached[b as usize] as u64
+                + if self.append_new_kv {
+                    self.seq_q(b) as u64
+                } else {
+                    0
+                };
+            if need > self.capacity() {
+                return Err(FlashError::DeviceLimit {
+                    what: "cache capacity per sequence (tokens after the append)",
+                    needed: need,
+                    limit: self.capacity(),
+                });
+            }
+        }
+        if let Some(r) = self.rotary {
+            if !self.append_new_kv {
+                return Err(FlashError::BadOption {
+                    what: "rotary",
+                    got: "on".into(),
+                    why: "rotary embeddings rotate the new keys: turn append_new_kv on",
+                });
+            }
+            let unit = match r.style {
+                RotaryStyle::Interleaved => 4,
+                RotaryStyle::HalfSplit => 8,
+            };
+            if r.dim == 0 || r.dim % unit != 0 || r.dim > self.head_dim {
+                return Err(FlashError::BadOption {
+                    what: "rotary.dim",
+                    got: r.dim.to_string(),
+                    why:
+                        "a positive multiple of 4 (interleaved) or 8 (half-split), at most head_dim",
+                });
+            }
+            match r.angles {
+                RotaryAngles::Theta(theta) if !(theta.is_finite() && theta > 0.0) => {
+                    return Err(FlashError::BadOption {
+                        what: "rotary theta",
+                        got: theta.to_string(),
+                        why: "a finite positive base",
+                    })
+                }
+                RotaryAngles::Table { positions } if positions < self.longest_kv() => {
+                    return Err(FlashError::BadOption {
+                        what: "rotary table positions",
+                        got: positions.to_string(),
+                        why: "the tables must cover every position of the step (the longest sequence)",
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Most KV splits a plan uses.
+pub const MAX_SPLITS: u32 = 256;
+
+/// Tile shape of the KV-cache attention kernel (`shaders/flash_decode.wgsl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DecodeTiles {
+    /// Packed query rows ((token, query head of a group) pairs) per workgroup.
+    pub block_m: u32,
+    /// Keys per tile.
+    pub block_n: u32,
+    /// Invocations per workgroup (block_n * threads_per_key).
+    pub threads: u32,
+    /// Threads that share one key's dot products.
+    pub threads_per_key: u32,
+    /// Threads along head_dim (in vec4s) while accumulating P V.
+    pub threads_v: u32,
+}
+
+impl DecodeTiles {
+    /// Bytes of workgroup memory: Q rows (f32), the score parts, the probability tile, the
+    /// rescale factors and the merge state.
+    pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
+        let key_groups = self.threads / self.threads_v;
+        self.block_m
+            * (4 * head_dim
+                + 4 * self.block_n * self.threads_per_key
+                + 4 * self.block_n
+                + 12 * key_groups)
+    }
+}
+
+fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+    let pow2 = |x: u32| x.is_power_of_two();
+    let key_groups = t.threads / t.threads_v.max(1);
+    if !(t.block_m >= 1
+        && pow2(t.threads_per_key)
+        && pow2(t.threads_v)
+        && t.threads == t.block_n * t.threads_per_key
+        && t.threads % t.threads_v == 0
+        && key_groups >= 1
+        && t.block_n % key_groups == 0)
+    {
+        return Err(FlashError::BadOption {
+            what: "KV-cache tiles",
+            got: format!("{t:?}"),
+            why: "threads = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
+        });
+    }
+    let limit = caps
+        .max_invocations_per_workgroup
+        .min(caps.max_workgroup_size_x);
+    if t.threads > limit {
+        return Err(FlashError::DeviceLimit {
+            what: "invocations per workgroup (KV-cache kernel)",
+            needed: t.threads as u64,
+            limit: limit as u64,
+        });
+    }
+    let bytes = t.workgroup_bytes(head_dim);
+    if bytes > caps.max_workgroup_storage_bytes {
+        return Err(FlashError::DeviceLimit {
+            what: "max_compute_workgroup_storage_size (bytes, KV-cache kernel)",
+            needed: bytes as u64,
+            limit: caps.max_workgroup_storage_bytes as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Tiles for `rows` packed query rows per sequence (query heads per KV head times the longest
+/// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
+/// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
+/// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
+/// (row, key group) softmax states finished in parallel.
+fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
+    let d4 = head_dim / 4;
+    let threads = 128.min(
+        caps.max_invocations_per_workgroup
+            .min(caps.max_workgroup_size_x),
+    );
+    if threads < 16 {
+        return Err(FlashError::DeviceLimit {
+            what: "invocations per workgroup (the KV-cache kernel needs 16)",
+            needed: 16,
+            limit: threads as u64,
+        });
+    }
+    let threads_per_key = 4;
+    let block_n = threads / threads_per_key;
+    let mut block_m = rows.next_power_of_two().min(16);
+    loop {
+        let threads_v = (d4 * block_m)
+            .div_ceil(8)
+            .next_power_of_two()
+            .clamp(threads_per_key, 32);
+        let t = DecodeTiles {
+            block_m,
+            block_n,
+            threads,
+            threads_per_key,
+            threads_v,
+        };
+        let fits = block_m * d4.div_ceil(threads_v) <= 16
+            && t.workgroup_bytes(head_dim) <= caps.max_workgroup_storage_bytes;
+        if fits || block_m == 1 {
+            check_tiles(&t, head_dim, caps)?;
+            return Ok(t);
+        }
+        block_m /= 2;
+    }
+}
+
+/// Groups consecutive sequences into windows of the caches that fit one binding.
+fn cache_windows(
+    p: &KvCacheAttention,
+    work: &[(u32, u32)],
+    caps: &DeviceCaps,
+) -> Result<Vec<CacheWindow>> {
+    let row_bytes = p.heads_kv as u64 * p.head_dim as u64 * p.dtype.size();
+    let (page_tokens, total_pages) = match &p.layout {
+        CacheLayout::Contiguous { capacity } => (*capacity, p.batch()),
+        CacheLayout::Paged {
+            page_size,
+            num_pages,
+            ..
+        } => (*page_size, *num_pages),
+    };
+    let page_bytes = page_tokens as u64 * row_bytes;
+    // A binding starts at an aligned offset at or below the window.
+    let usable = caps
+        .max_storage_buffer_binding_size
+        .saturating_sub(caps.min_storage_buffer_offset_alignment as u64);
+    let first_work = |b: u32| work.partition_point(|w| w.0 < b) as u32;
+    if total_pages as u64 * page_bytes <= usable {
+        return Ok(vec![CacheWindow {
+            sequences: (0, p.batch()),
+            work: (0, work.len() as u32),
+            first_page: 0,
+            pages: total_pages,
+        }]);
+    }
+    // Pages each sequence touches: its cache entry, or its block table row up to kv_len.
+    let span = |b: u32| -> Option<(u32, u32)> {
+        match &p.layout {
+            CacheLayout::Contiguous { .. } => Some((b, b)),
+            CacheLayout::Paged {
+                page_size,
+                block_table,
+                ..
+            } => {
+                let used = p.kv_len(b).div_ceil(*page_size) as usize;
+                let row = &block_table[(b * p.pages_per_seq()) as usize..][..used];
+                Some((*row.iter().min()?, *row.iter().max()?))
+            }
+        }
+    };
+    // Balance the windows: as many sequences in each as the fewest windows would need.
+    let fewest = (total_pages as u64 * page_bytes).div_ceil(usable.max(1));
+    let per_window = (p.batch() as u64).div_ceil(fewest.max(1)) as u32;
+    let mut windows: Vec<CacheWindow> = Vec::new();
+    let mut open: Option<(u32, u32, u32)> = None; // (first sequence, lo page, hi page)
+    for b in 0..p.batch() {
+        let Some((lo, hi)) = span(b) else { continue };
+        if (hi - lo + 1) as u64 * page_bytes > usable {
+            return Err(FlashError::DeviceLimit {
+                what: "max_storage_buffer_binding_size (bytes between one sequence's first and last cache page)",
+                needed: (hi - lo + 1) as u64 * page_bytes,
+                limit: usable,
+            });
+        }
+        open = match open {
+            Some((b0, l, h))
+                if b - b0 < per_window
+                    && (h.max(hi) - l.min(lo) + 1) as u64 * page_bytes <= usable =>
+            {
+                Some((b0, l.min(lo), h.max(hi)))
+            }
+            Some((b0, l, h)) => {
+                windows.push(CacheWindow {
+                    sequences: (b0, b),
+                    work: (first_work(b0), first_work(b)),
+                    first_page: l,
+                    pages: h - l + 1,
+                });
+                Some((b, lo, hi))
+            }
+            None => Some((windows.last().map_or(0, |w| w.sequences.1), lo, hi)),
+        };
+    }
+    let (b0, l, h) = open.unwrap_or((0, 0, 0)); // no sequence reads a page: any window will do
+    windows.push(CacheWindow {
+        sequences: (b0, p.batch()),
+        work: (first_work(b0), work.len() as u32),
+        first_page: l,
+        pages: h - l + 1,
+    });
+    Ok(windows)
+}
+
+/// A validated, device-specific way to run one KV-cache step. Pure data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvCachePlan {
+    /// The step this plan was made for.
+    pub problem: KvCacheAttention,
+    /// How tensors are stored and read.
+    pub storage: Storage,
+    /// Tile sizes.
+    pub tiles: DecodeTiles,
+    /// KV splits per work item (1: no combine pass).
+    pub splits: u32,
+    /// Work items: (sequence, block of `block_m` packed query rows).
+    pub work: Vec<(u32, u32)>,
+    /// Dispatches, each over a window of the caches that fits one binding (usually one).
+    pub windows: Vec<CacheWindow>,
+    /// Attention workgroups in x (splits), y (work items of the largest window), z (KV heads).
+    pub grid: [u32; 3],
+    /// Workgroup memory of the attention kernel, bytes.
+    pub workgroup_bytes: u32,
+    /// Device memory for partial states (splits > 1) and rotated queries (rotary), bytes.
+    pub scratch_bytes: u64,
+}
+
+impl KvCachePlan {
+    /// Bytes of the partial states buffer (0 with one split).
+    pub fn partial_bytes(&self) -> u64 {
+        if self.splits > 1 {
+            self.splits as u64 * self.problem.lse_len() * (self.problem.head_dim as u64 + 1) * 4
+        } else {
+            0
+        }
+    }
+
+    /// Bytes of the rotated-query buffer (0 without rotary).
+    pub fn rotated_q_bytes(&self) -> u64 {
+        if self.problem.rotary.is_some() {
+            (self.problem.q_len() * self.problem.dtype.size()).next_multiple_of(4)
+        } else {
+            0
+        }
+    }
+}
+
+/// A rough count of the device's compute units (SMs, CUs, cores), from its name, for choosing how
+/// many workgroups to launch; 0 when unknown (the plan then assumes a mid-size GPU).
+pub fn estimate_compute_units(adapter_name: &str) -> u32 {
+    let name = adapter_name.to_ascii_lowercase();
+    const TABLE: &[(&str, u32)] = &[
+        ("h200", 132),
+        ("h100", 132),
+        ("gh200", 132),
+        ("a100", 108),
+        ("l40", 142),
+        ("4090", 128),
+        ("3090", 82),
+        ("a10", 72),
+        ("mi300", 304),
+        ("llvmpipe", 8),
+        ("swiftshader", 8),
+    ];
+    TABLE
+        .iter()
+        .find(|(key, _)| name.contains(key))
+        .map_or(0, |&(_, n)| n)
+}
+
+/// Workgroups the plan aims for per compute unit, so that memory latency is hidden.
+const WORKGROUPS_PER_UNIT: u32 = 8;
+/// A split covers at least this many keys (shorter ones cost more in the combine than they save).
+const MIN_KEYS_PER_SPLIT: u32 = 256;
+/// Compute units assumed when the device's are unknown.
+const DEFAULT_UNITS: u32 = 32;
+
+/// A range of sequences whose cache pages (contiguous: cache entries) lie in one window of the
+/// cache buffers small enough for one binding; the step runs one dispatch per window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheWindow {
+    /// Sequences `start..end`.
+    pub sequences: (u32, u32),
+    /// Work items `start..end` (those of these sequences).
+    pub work: (u32, u32),
+    /// First page (contiguous: first cache entry) the window binds.
+    pub first_page: u32,
+    /// Pages (cache entries) it binds.
+    pub pages: u32,
+}
+
+/// Plans a KV-cache step for a device.
+pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan> {
+    plan_with(problem, caps, None)
+}
+
+/// Plans a KV-cache step with the tiles forced (still checked against the device).
+pub fn plan_with(
+    problem: &KvCacheAttention,
+    caps: &DeviceCaps,
+    tiles: Option<DecodeTiles>,
+) -> Result<KvCachePlan> {
+    problem.validate()?;
+    let storage = storage_for(problem.dtype, caps, false);
+    let group = problem.heads_q / problem.heads_kv;
+    let max_q = (0..problem.batch())
+        .map(|b| problem.seq_q(b))
+        .max()
+        .unwrap_or(1);
+    let tiles = match tiles {
+        Some(t) => {
+            check_tiles(&t, problem.head_dim, caps)?;
+            t
+        }
+        None => choose_tiles(problem.head_dim, group * max_q, caps)?,
+    };
+    let block_m = tiles.block_m;
+    let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);
+    let mut work = Vec::new();
+    for b in 0..problem.batch() {
+        for block in 0..(problem.seq_q(b) * group).div_ceil(block_m) {
+            work.push((b, block));
+        }
+    }
+    let windows = cache_windows(problem, &work, caps)?;
+    // Workgroups of the largest dispatch, before splitting.
+    let blocks = windows
+        .iter()
+        .map(|w| (w.work.1 - w.work.0) as u64)
+        .max()
+        .unwrap_or(0)
+        * problem.heads_kv as u64;
+    let splits = match problem.num_splits {
+        Some(n) => n,
+        None => {
+            let units = match caps.compute_units {
+                0 => DEFAULT_UNITS,
+                n => n,
+            };
+            let target = units as u64 * WORKGROUPS_PER_UNIT as u64;
+            let by_keys = (problem.longest_kv() / MIN_KEYS_PER_SPLIT).max(1) as u64;
+            target
+                .div_ceil(blocks.max(1))
+                .min(by_keys)
+                .min(MAX_SPLITS as u64) as u32
+        }
+    };
+    let grid = [
+        splits,
+        windows
+            .iter()
+            .map(|w| w.work.1 - w.work.0)
+            .max()
+            .unwrap_or(0),
+        problem.heads_kv,
+    ];
+    for (what, n) in [
+        ("workgroups in x (KV splits)", grid[0]),
+        ("workgroups in y (query blocks of one dispatch)", grid[1]),
+        ("workgroups in z (heads_kv)", grid[2]),
+    ] {
+        if n > caps.max_workgroups_per_dimension {
+            return Err(FlashError::DeviceLimit {
+                what,
+                needed: n as u64,
+                limit: caps.max_workgroups_per_dimension as u64,
+            });
+        }
+    }
+    // Q and O are bound whole (from an aligned offset at or below theirs); the caches by window.
+    let bytes =
+        problem.q_len() * problem.dtype.size() + caps.min_storage_buffer_offset_alignment as u64;
+    if bytes > caps.max_storage_buffer_binding_size {
+        return Err(FlashError::DeviceLimit {
+            what: "max_storage_buffer_binding_size (bytes of q or out)",
+            needed: bytes,
+            limit: caps.max_storage_buffer_binding_size,
+        });
+    }
+    let mut plan = KvCachePlan {
+        problem: problem.clone(),
+        storage,
+        tiles,
+        splits,
+        work,
+        windows,
+        grid,
+        workgroup_bytes,
+        scratch_bytes: 0,
+    };
+    let partial = plan.partial_bytes();
+    if partial
+        > caps
+            .max_storage_buffer_binding_size
+            .min(u32::MAX as u64 * 4)
+    {
+        return Err(FlashError::DeviceLimit {
+            what: "bytes of the split-KV partial states (fewer splits would fit)",
+            needed: partial,
+            limit: caps.max_storage_buffer_binding_size,
+        });
+    }
+    plan.scratch_bytes = partial + plan.rotated_q_bytes();
+    Ok(plan)
+}
+
+/// Merges attention states computed over disjoint sets of keys (on other devices, other caches,
+/// or other splits), by their log-sum-exp: `LSE = log(sum_s exp(lse_s))` and
+/// `O = sum_s exp(lse_s - LSE) * O_s` for each row.
+///
+/// Each part is `(O_s, lse_s)`: O_s is normalised over its own keys, `rows * head_dim` values laid
+/// out row by row, lse_s holds `rows` natural-log values (-inf for a part that saw no key of that
+/// row). Returns the merged (O, LSE); a row no part saw gets O = 0 and LSE = -inf. The GPU
+/// version is [`crate::kernels::decode::MergeStates`].
+///
+/// ```
+/// use wgpu_flash_attn::kvcache::merge_states;
+/// // One row, head_dim 2: two halves of the keys with equal mass average their outputs.
+/// let (o, lse) = merge_states(2, &[(&[1.0, 0.0], &[0.5]), (&[0.0, 1.0], &[0.5])]).unwrap();
+/// assert_eq!(o, vec![0.5, 0.5]);
+/// assert!((lse[0] - (0.5 + 2f32.ln())).abs() < 1e-6);
+/// ```
+pub fn merge_states(head_dim: usize, parts: &[(&[f32], &[f32])]) -> Result<(Vec<f32>, Vec<f32>)> {
+    let rows = parts.first().map_or(0, |p| p.1.len());
+    for (o, lse) in parts {
+        if lse.len() != rows || o.len() != rows * head_dim {
+            return Err(FlashError::ShapeMismatch {
+                tensor: "merge_states part (rows * head_dim outputs, rows LSEs)",
+                expected: (rows * head_dim) as u64,
+                got: o.len() as u64,
+            });
+        }
+    }
+    let mut out = vec![0.0f32; rows * head_dim];
+    let mut lse_out = vec![f32::NEG_INFINITY; rows];
+    for r in 0..rows {
+        let m = parts
+            .iter()
+            .map(|p| p.1[r])
+            .fold(f32::NEG_INFINITY, f32::max);
+        if m == f32::NEG_INFINITY {
+            continue;
+        }
+        let weights: Vec<f64> = parts.iter().map(|p| ((p.1[r] - m) as f64).exp()).collect();
+        let sum: f64 = weights.iter().sum();
+        for (p, w) in parts.iter().zip(&weights) {
+            if *w == 0.0 {
+                continue;
+            }
+            for c in 0..head_dim {
+                out[r * head_dim + c] += (w / sum * p.0[r * head_dim + c] as f64) as f32;
+            }
+        }
+        lse_out[r] = m + sum.ln() as f32;
+    }
+    Ok((out, lse_out))
+}

@@ -1,0 +1,890 @@
+//! KV-cache attention against the f64 oracle: split-KV decoding with GQA packing, paged caches,
+//! append + rotary, chunked prefill mixed with decoding, and the LSE merge of attention states.
+//!
+//! The oracle of a step is plain attention (`reference::attention_full`) per sequence over the
+//! first kv_len(b) keys, gathered on the CPU from the cache (pages included) plus the appended
+//! keys, with rotary embeddings computed in f64 from their definition. Cache slots the step must
+//! not read hold NaN, and so do the outputs before the run.
+
+mod common;
+
+use common::{ctx, guarded_buffer, naive_lowp, random, read_guarded, round_to, Inputs, LEAD};
+use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
+use wgpu_flash_attn::kvcache::{self, CacheLayout};
+use wgpu_flash_attn::{
+    merge_states, reference, Attention, DType, FlashContext, FlashError, KvCacheAttention,
+    KvCacheBuffers, MergeBuffers, MergeStates, RotaryAngles, RotaryEmbedding, RotaryStyle,
+    TensorBuffer,
+};
+
+/// Host data of one step.
+struct Step {
+    q: Vec<f32>,
+    k_cache: Vec<f32>,
+    v_cache: Vec<f32>,
+    k_new: Vec<f32>,
+    v_new: Vec<f32>,
+    table: Vec<f32>,
+}
+
+/// Element index of (sequence b, token t, kv head h, 0) in a cache.
+fn cache_at(p: &KvCacheAttention, b: u32, t: u32, h: u32) -> usize {
+    let (hkv, d) = (p.heads_kv as usize, p.head_dim as usize);
+    let row = match &p.layout {
+        CacheLayout::Contiguous { capacity } => b as usize * *capacity as usize + t as usize,
+        CacheLayout::Paged {
+            page_size,
+            block_table,
+            ..
+        } => {
+            let page = block_table[(b * p.pages_per_seq() + t / page_size) as usize];
+            page as usize * *page_size as usize + (t % page_size) as usize
+        }
+    };
+    (row * hkv + h as usize) * d
+}
+
+fn theta_of(r: &RotaryEmbedding) -> f64 {
+    match r.angles {
+        RotaryAngles::Theta(t) => t as f64,
+        RotaryAngles::Table { .. } => TABLE_THETA,
+    }
+}
+
+const TABLE_THETA: f64 = 500.0;
+
+/// cos/sin tables [positions][dim / 2], cos first, from TABLE_THETA.
+fn rotary_table(r: &RotaryEmbedding, positions: u32) -> Vec<f32> {
+    let half = r.dim as usize / 2;
+    let angle = |p: usize, i: usize| p as f64 * TABLE_THETA.powf(-(2.0 * i as f64) / r.dim as f64);
+    let mut t: Vec<f32> = (0..positions as usize * half)
+        .map(|k| angle(k / half, k % half).cos() as f32)
+        .collect();
+    t.extend((0..positions as usize * half).map(|k| angle(k / half, k % half).sin() as f32));
+    t
+}
+
+/// Rotates one head row at position `pos` by the definition, in f64 (or in f32 as a GPU computes
+/// the angles, when `f32_angles`), reading the table when the embedding has one.
+fn rope(r: &RotaryEmbedding, table: &[f32], x: &[f64], pos: u32, f32_angles: bool) -> Vec<f64> {
+    let half = r.dim as usize / 2;
+    let cs = |i: usize| -> (f64, f64) {
+        match r.angles {
+            RotaryAngles::Table { positions } => {
+                let at = pos as usize * half + i;
+                (
+                    table[at] as f64,
+                    table[positions as usize * half + at] as f64,
+                )
+            }
+            RotaryAngles::Theta(theta) if f32_angles => {
+                let inv = (-(2.0 * i as f32) / r.dim as f32 * theta.log2()).exp2();
+                let a = pos as f32 * inv;
+                (a.cos() as f64, a.sin() as f64)
+            }
+            _ => {
+                let a = pos as f64 * theta_of(r).powf(-(2.0 * i as f64) / r.dim as f64);
+                (a.cos(), a.sin())
+            }
+        }
+    };
+    let mut out = x.to_vec();
+    for i in 0..half {
+        let (a, b) = match r.style {
+            RotaryStyle::Interleaved => (2 * i, 2 * i + 1),
+            RotaryStyle::HalfSplit => (i, i + half),
+        };
+        let (c, s) = cs(i);
+        out[a] = x[a] * c - x[b] * s;
+        out[b] = x[a] * s + x[b] * c;
+    }
+    out
+}
+
+fn make_step(p: &KvCacheAttention, seed: u64) -> Step {
+    let (hq, hkv, d) = (p.heads_q as u64, p.heads_kv as u64, p.head_dim as u64);
+    let total_q = p.total_q() as u64;
+    let mut k_cache = vec![f32::NAN; p.cache_len() as usize];
+    let mut v_cache = vec![f32::NAN; p.cache_len() as usize];
+    // Values by logical position (sequence, token, head), so that any layout holds the same data.
+    let longest = p.cached.iter().copied().max().unwrap_or(0) as u64;
+    let logical = p.batch() as u64 * longest * hkv * d;
+    let fill_k = random(logical, seed + 10, 1.0);
+    let fill_v = random(logical, seed + 11, 1.0);
+    for b in 0..p.batch() {
+        for t in 0..p.cached[b as usize] {
+            for h in 0..p.heads_kv {
+                let at = cache_at(p, b, t, h);
+                let from = (((b as u64 * longest + t as u64) * hkv + h as u64) * d) as usize;
+                let n = d as usize;
+                k_cache[at..at + n].copy_from_slice(&fill_k[from..from + n]);
+                v_cache[at..at + n].copy_from_slice(&fill_v[from..from + n]);
+            }
+        }
+    }
+    let table = match p.rotary {
+        Some(
+            r @ RotaryEmbedding {
+                angles: RotaryAngles::Table { positions },
+                ..
+            },
+        ) => rotary_table(&r, positions),
+        _ => Vec::new(),
+    };
+    Step {
+        q: random(total_q * hq * d, seed, 1.5),
+        k_cache,
+        v_cache,
+        k_new: random(p.new_kv_len(), seed + 12, 1.5),
+        v_new: random(p.new_kv_len(), seed + 13, 1.0),
+        table,
+    }
+}
+
+/// One sequence of the step as a plain attention problem, with its inputs: (problem, inputs for
+/// the oracle (exact values, read as they are), inputs for the storage-precision yardstick).
+fn sequence(p: &KvCacheAttention, s: &Step, b: u32) -> (Attention, Inputs, Inputs) {
+    let (hq, hkv, d) = (p.heads_q as usize, p.heads_kv as usize, p.head_dim as usize);
+    let (sq, sk) = (p.seq_q(b), p.kv_len(b));
+    let prob = Attention::new(1, p.heads_q, p.heads_kv, sq.max(1), sk.max(1), p.head_dim)
+        .causal(p.causal)
+        .softmax_scale(p.scale())
+        .dtype(p.dtype)
+        .with_lse(true);
+    let rd = |x: f32| round_to(p.dtype, x);
+    let q0 = p.cu_seqlens_q[b as usize] as usize;
+    let cached = p.cached[b as usize];
+    // exact: f64 rotation of the stored (rounded) inputs; lowp: f32 angles, result rounded again.
+    let mut exact = Inputs::new(&prob, 0, 0.0);
+    let mut lowp = Inputs::new(&prob, 0, 0.0);
+    let row = |x: &[f32]| -> Vec<f64> { x.iter().map(|&v| rd(v) as f64).collect() };
+    let rotate = |x: Vec<f64>, pos: u32, f32_angles: bool| match &p.rotary {
+        Some(r) => rope(r, &s.table, &x, pos, f32_angles),
+        None => x,
+    };
+    for i in 0..sq as usize {
+        let pos = sk - sq + i as u32;
+        for h in 0..hq {
+            let src = &s.q[((q0 + i) * hq + h) * d..][..d];
+            let at = (i * hq + h) * d;
+            let e = rotate(row(src), pos, false);
+            let l = rotate(row(src), pos, true);
+            for c in 0..d {
+                exact.q[at + c] = e[c] as f32;
+                lowp.q[at + c] = rd(l[c] as f32);
+            }
+        }
+    }
+    for j in 0..sk {
+        for h in 0..hkv {
+            let at = (j as usize * hkv + h) * d;
+            let (ek, lk, v) = if j < cached {
+                let c = cache_at(p, b, j, h as u32);
+                let k = row(&s.k_cache[c..c + d]);
+                (k.clone(), k, row(&s.v_cache[c..c + d]))
+            } else {
+                let t = q0 + (j - cached) as usize;
+                let src = (t * hkv + h) * d;
+                let k = row(&s.k_new[src..src + d]);
+                (
+                    rotate(k.clone(), j, false),
+                    rotate(k, j, true),
+                    row(&s.v_new[src..src + d]),
+                )
+            };
+            for c in 0..d {
+                exact.k[at + c] = ek[c] as f32;
+                lowp.k[at + c] = rd(lk[c] as f32);
+                exact.v[at + c] = v[c] as f32;
+                lowp.v[at + c] = v[c] as f32;
+            }
+        }
+    }
+    (prob, exact, lowp)
+}
+
+struct GpuStep {
+    out: Vec<f32>,
+    lse: Vec<f32>,
+    k_cache: Vec<f32>,
+    v_cache: Vec<f32>,
+    splits: u32,
+}
+
+fn run_step_on(ctx: &FlashContext, p: &KvCacheAttention, s: &Step) -> GpuStep {
+    let plan = ctx
+        .plan_kv_cache(p)
+        .unwrap_or_else(|e| panic!("plan failed for {p:?}: {e}"));
+    let up = |label, x: &[f32]| guarded_buffer(ctx, label, &to_dtype_bytes(x, p.dtype));
+    let q = up("q", &s.q);
+    let k_cache = up("k_cache", &s.k_cache);
+    let v_cache = up("v_cache", &s.v_cache);
+    let k_new = up("k_new", &s.k_new);
+    let v_new = up("v_new", &s.v_new);
+    let out = up("out", &vec![f32::NAN; p.q_len() as usize]);
+    let lse = guarded_buffer(
+        ctx,
+        "lse",
+        bytemuck::cast_slice(&vec![f32::NAN; p.lse_len() as usize]),
+    );
+    let table = guarded_buffer(ctx, "rotary table", bytemuck::cast_slice(&s.table));
+    let at = |buffer| TensorBuffer {
+        buffer,
+        offset: LEAD,
+    };
+    let mut buffers = KvCacheBuffers::new(at(&q), at(&k_cache), at(&v_cache), at(&out));
+    if p.with_lse {
+        buffers = buffers.lse(at(&lse));
+    }
+    if p.append_new_kv {
+        buffers = buffers.new_kv(at(&k_new), at(&v_new));
+    }
+    if !s.table.is_empty() {
+        buffers = buffers.rotary_table(at(&table));
+    }
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    plan.encode(&mut enc, &buffers).expect("encode");
+    ctx.queue().submit([enc.finish()]);
+    let e = p.dtype.size();
+    let read = |b, n: u64| from_dtype_bytes(&read_guarded(ctx, b, n * e), p.dtype);
+    for (b, n) in [
+        (&q, p.q_len()),
+        (&k_new, p.new_kv_len()),
+        (&v_new, p.new_kv_len()),
+    ] {
+        read(b, n);
+    }
+    GpuStep {
+        out: read(&out, p.q_len()),
+        lse: bytemuck::pod_collect_to_vec(&read_guarded(ctx, &lse, p.lse_len() * 4)),
+        k_cache: read(&k_cache, p.cache_len()),
+        v_cache: read(&v_cache, p.cache_len()),
+        splits: plan.plan().splits,
+    }
+}
+
+/// Runs a step and checks O and LSE against the oracle (2x-naive rule), the appended cache rows
+/// against the rotated new keys, and every other cache element against its old bits.
+fn check(p: &KvCacheAttention, seed: u64) -> GpuStep {
+    check_on(ctx(), p, seed)
+}
+
+fn check_on(ctx: &FlashContext, p: &KvCacheAttention, seed: u64) -> GpuStep {
+    let s = make_step(p, seed);
+    let got = run_step_on(ctx, p, &s);
+    let (hq, d) = (p.heads_q as usize, p.head_dim as usize);
+    let mut kernel_err = 0.0f64;
+    let mut naive_err = 0.0f64;
+    let lse_tol = |w: f64| 1e-5 * w.abs().max(1.0) + if p.dtype == DType::F32 { 0.0 } else { 2e-3 };
+    for b in 0..p.batch() {
+        let (sq, sk) = (p.seq_q(b) as usize, p.kv_len(b));
+        if sq == 0 {
+            continue;
+        }
+        let q0 = p.cu_seqlens_q[b as usize] as usize;
+        let rows = q0 * hq..(q0 + sq) * hq;
+        if sk == 0 {
+            // No key at all: O = 0, LSE = -inf.
+            assert!(
+                got.out[rows.start * d..rows.end * d]
+                    .iter()
+                    .all(|&x| x == 0.0),
+                "{p:?}: seq {b} without keys"
+            );
+            if p.with_lse {
+                assert!(
+                    got.lse[rows].iter().all(|&x| x == f32::NEG_INFINITY),
+                    "{p:?}: seq {b} LSE"
+                );
+            }
+            continue;
+        }
+        let (prob, exact, lowp) = sequence(p, &s, b);
+        let want = reference::attention_full(&prob, exact.host(), |x| x as f64);
+        let naive = naive_lowp(&prob, &lowp);
+        let gpu = &got.out[q0 * hq * d..(q0 + sq) * hq * d];
+        for (i, ((&g, w), n)) in gpu.iter().zip(&want.out).zip(&naive).enumerate() {
+            assert!(g.is_finite(), "{p:?}: seq {b} output {i} is {g}");
+            kernel_err = kernel_err.max((g as f64 - w).abs());
+            naive_err = naive_err.max((*n as f64 - w).abs());
+        }
+        if p.with_lse {
+            for i in 0..sq {
+                for h in 0..hq {
+                    let g = got.lse[(q0 + i) * hq + h];
+                    let w = want.lse[h * sq + i];
+                    if w == f64::NEG_INFINITY {
+                        assert_eq!(
+                            g,
+                            f32::NEG_INFINITY,
+                            "{p:?}: seq {b} row {i} head {h} sees no key"
+                        );
+                    } else {
+                        assert!(
+                            (g as f64 - w).abs() <= lse_tol(w),
+                            "{p:?}: seq {b} row {i} head {h}: lse {g}, want {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let floor = if p.dtype == DType::F32 { 1e-6 } else { 1e-4 };
+    eprintln!(
+        "{} splits {}: kernel err {kernel_err:.3e}, naive {} err {naive_err:.3e}",
+        describe(p),
+        got.splits,
+        p.dtype.name()
+    );
+    assert!(
+        kernel_err <= 2.0 * naive_err + floor,
+        "{p:?}: kernel error {kernel_err:.3e} > 2 x naive {naive_err:.3e} + {floor:e}"
+    );
+    check_cache(p, &s, &got);
+    got
+}
+
+fn check_cache(p: &KvCacheAttention, s: &Step, got: &GpuStep) {
+    let (hkv, d) = (p.heads_kv as usize, p.head_dim as usize);
+    let rd = |x: f32| round_to(p.dtype, x);
+    let mut expected_k: Vec<f32> = s.k_cache.iter().map(|&x| rd(x)).collect();
+    let mut expected_v: Vec<f32> = s.v_cache.iter().map(|&x| rd(x)).collect();
+    let mut appended = vec![false; expected_k.len()];
+    if p.append_new_kv {
+        for b in 0..p.batch() {
+            let q0 = p.cu_seqlens_q[b as usize] as usize;
+            for i in 0..p.seq_q(b) {
+                let pos = p.cached[b as usize] + i;
+                for h in 0..hkv {
+                    let src = ((q0 + i as usize) * hkv + h) * d;
+                    let k: Vec<f64> = s.k_new[src..src + d]
+                        .iter()
+                        .map(|&x| rd(x) as f64)
+                        .collect();
+                    let k = match &p.rotary {
+                        Some(r) => rope(r, &s.table, &k, pos, false),
+                        None => k,
+                    };
+                    let at = cache_at(p, b, pos, h as u32);
+                    for c in 0..d {
+                        expected_k[at + c] = k[c] as f32;
+                        expected_v[at + c] = rd(s.v_new[src + c]);
+                        appended[at + c] = true;
+                    }
+                }
+            }
+        }
+    }
+    // Rotated keys are rounded once to the storage type: allow that rounding plus f32 angle error.
+    let tol = if p.dtype == DType::F32 { 2e-5 } else { 4e-3 };
+    for (name, want, have) in [
+        ("k", &expected_k, &got.k_cache),
+        ("v", &expected_v, &got.v_cache),
+    ] {
+        for (i, (w, g)) in want.iter().zip(have.iter()).enumerate() {
+            if appended[i] {
+                assert!(
+                    (w - g).abs() <= tol * w.abs().max(1.0),
+                    "{p:?}: appended {name}_cache[{i}] = {g}, want {w}"
+                );
+            } else {
+                assert!(
+                    w.to_bits() == g.to_bits() || (w.is_nan() && g.is_nan()),
+                    "{p:?}: {name}_cache[{i}] changed: {w} -> {g}"
+                );
+            }
+        }
+    }
+}
+
+fn describe(p: &KvCacheAttention) -> String {
+    let layout = match &p.layout {
+        CacheLayout::Contiguous { capacity } => format!("contiguous {capacity}"),
+        CacheLayout::Paged {
+            page_size,
+            num_pages,
+            ..
+        } => format!("paged {num_pages}x{page_size}"),
+    };
+    format!(
+        "H{}/{} d{} {} q{:?} cached{:?} {layout}{}{}{}",
+        p.heads_q,
+        p.heads_kv,
+        p.head_dim,
+        p.dtype.name(),
+        p.cu_seqlens_q,
+        p.cached,
+        if p.causal { " causal" } else { "" },
+        if p.append_new_kv { " append" } else { "" },
+        p.rotary.map_or(String::new(), |r| format!(
+            " rotary {:?} {} {:?}",
+            r.style, r.dim, r.angles
+        )),
+    )
+}
+
+/// A block table for `batch` sequences of `pages_per_seq` pages, pages shuffled (seeded) over a
+/// pool with `spare` unused pages.
+fn shuffled_table(batch: u32, pages_per_seq: u32, spare: u32, seed: u64) -> (u32, Vec<u32>) {
+    let num_pages = batch * pages_per_seq + spare;
+    let mut pages: Vec<u32> = (0..num_pages).collect();
+    let r = random(num_pages as u64, seed, 1.0);
+    let mut keyed: Vec<(f32, u32)> = r.into_iter().zip(pages.drain(..)).collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let table = keyed
+        .iter()
+        .take((batch * pages_per_seq) as usize)
+        .map(|k| k.1)
+        .collect();
+    (num_pages, table)
+}
+
+#[test]
+fn decode_gqa_split_kv() {
+    // 8 query heads over 2 KV heads; caches of 1, 77 and 300 tokens; one split up to many, and the
+    // plan's own choice. A split may get no key at all (the 1-token cache).
+    for dtype in [DType::F32, DType::F16] {
+        for splits in [Some(1), Some(3), Some(7), None] {
+            let mut p = KvCacheAttention::decode(8, 2, 64, 1, &[1, 77, 300], 320)
+                .dtype(dtype)
+                .with_lse(true);
+            if let Some(n) = splits {
+                p = p.num_splits(n);
+            }
+            let got = check(&p, 100);
+            if let Some(n) = splits {
+                assert_eq!(got.splits, n);
+            }
+        }
+    }
+}
+
+#[test]
+fn decode_head_dims_and_groups() {
+    // MHA, GQA and MQA; head dims that are not powers of two; several query tokens per sequence.
+    for (hq, hkv, d, seq_q, causal) in [
+        (4, 4, 4, 1, true),
+        (3, 1, 36, 2, true),
+        (6, 2, 100, 3, false),
+        (4, 1, 128, 1, true),
+        (2, 2, 256, 4, true),
+        (16, 2, 24, 16, true),
+    ] {
+        let p = KvCacheAttention::decode(hq, hkv, d, seq_q, &[45, 130], 140)
+            .causal(causal)
+            .num_splits(3)
+            .with_lse(true);
+        check(&p, 200 + d as u64);
+    }
+}
+
+#[test]
+fn rows_without_keys() {
+    // A sequence with an empty cache, and a causal one with more queries than keys: rows that see
+    // no key give O = 0 and LSE = -inf, through the combine as well.
+    for splits in [1, 4] {
+        let p = KvCacheAttention::new(4, 2, 16, &[0, 1, 3, 9], &[0, 0, 4])
+            .contiguous(8)
+            .causal(true)
+            .num_splits(splits)
+            .with_lse(true);
+        check(&p, 300);
+    }
+}
+
+#[test]
+fn paged_cache_matches_contiguous() {
+    // Pages of 1, 3, 16 and 64 tokens in shuffled order (unused pages are NaN); a tile of 32 keys
+    // spans several pages, or part of one. The paged output equals the contiguous one bit for bit
+    // (same data, same order of operations), and both match the oracle.
+    let cached = [5u32, 190, 64];
+    for dtype in [DType::F32, DType::F16] {
+        let contiguous = KvCacheAttention::decode(8, 2, 32, 2, &cached, 192)
+            .dtype(dtype)
+            .num_splits(2)
+            .with_lse(true);
+        let base = check(&contiguous, 400);
+        for page in [1u32, 3, 16, 64] {
+            let per_seq = 192u32.div_ceil(page);
+            let (num_pages, table) = shuffled_table(3, per_seq, 5, page as u64);
+            let p = contiguous.clone().paged(page, num_pages, &table);
+            let got = check(&p, 400);
+            assert_eq!(got.out.len(), base.out.len());
+            let same = got
+                .out
+                .iter()
+                .zip(&base.out)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "page size {page}: paged output differs from contiguous"
+            );
+        }
+    }
+}
+
+#[test]
+fn append_and_rotary() {
+    let styles = [
+        None,
+        Some(RotaryEmbedding::interleaved(16, 10000.0)),
+        Some(RotaryEmbedding::half_split(32, 10000.0)),
+        Some(RotaryEmbedding::half_split(16, 10000.0)),
+        Some(RotaryEmbedding {
+            dim: 24,
+            style: RotaryStyle::Interleaved,
+            angles: RotaryAngles::Table { positions: 200 },
+        }),
+        Some(RotaryEmbedding {
+            dim: 32,
+            style: RotaryStyle::HalfSplit,
+            angles: RotaryAngles::Table { positions: 150 },
+        }),
+    ];
+    for (n, rotary) in styles.into_iter().enumerate() {
+        for dtype in [DType::F32, DType::F16] {
+            let p = KvCacheAttention::decode(4, 2, 32, 3, &[0, 17, 120], 150)
+                .dtype(dtype)
+                .append_new_kv(true)
+                .rotary(rotary)
+                .with_lse(true);
+            check(&p, 500 + n as u64);
+            // The same through pages of 8 tokens.
+            let (num_pages, table) = shuffled_table(3, 19, 2, 7);
+            check(&p.clone().paged(8, num_pages, &table), 500 + n as u64);
+        }
+    }
+}
+
+#[test]
+fn chunked_prefill_mixed_with_decode() {
+    // One dispatch: sequences 0 and 2 decode one token, 1 prefills a chunk of 40 tokens after 33
+    // cached, 3 prefills its first 17 tokens, 4 sits out; appended and rotated, through pages.
+    let cu = [0u32, 1, 41, 42, 59, 59];
+    let cached = [100u32, 33, 7, 0, 12];
+    for (dtype, splits) in [
+        (DType::F32, None),
+        (DType::F16, None),
+        (DType::F16, Some(4)),
+    ] {
+        let (num_pages, table) = shuffled_table(5, 8, 3, 11);
+        let mut p = KvCacheAttention::new(8, 2, 64, &cu, &cached)
+            .dtype(dtype)
+            .paged(16, num_pages, &table)
+            .causal(true)
+            .append_new_kv(true)
+            .rotary(Some(RotaryEmbedding::half_split(64, 10000.0)))
+            .with_lse(true);
+        if let Some(n) = splits {
+            p = p.num_splits(n);
+        }
+        check(&p, 600);
+    }
+}
+
+#[test]
+fn merge_states_on_gpu_and_host() {
+    // Attention over 3 disjoint key ranges (one empty for some rows), merged by LSE, equals the
+    // attention over all keys.
+    let (heads, d, seq_kv) = (3u32, 20u32, 90u32);
+    let full = Attention::new(1, heads, heads, 4, seq_kv, d).with_lse(true);
+    let inputs = Inputs::new(&full, 700, 1.0);
+    let want = reference::attention(&full, &inputs.q, &inputs.k, &inputs.v);
+    let rows = (4 * heads) as usize;
+    let mut o_parts = Vec::new();
+    let mut lse_parts = Vec::new();
+    for (lo, hi) in [(0u32, 30u32), (30, 30), (30, 90)] {
+        let mut o = vec![0.0f32; rows * d as usize];
+        let mut lse = vec![f32::NEG_INFINITY; rows];
+        if hi > lo {
+            let part = Attention::new(1, heads, heads, 4, hi - lo, d)
+                .softmax_scale(full.scale())
+                .with_lse(true);
+            let kv = |x: &[f32]| x[(lo * heads * d) as usize..(hi * heads * d) as usize].to_vec();
+            let r = reference::attention(&part, &inputs.q, &kv(&inputs.k), &kv(&inputs.v));
+            o = r.out.iter().map(|&x| x as f32).collect();
+            // reference LSE is (heads, seq_q); states are per output row (token, head).
+            for t in 0..4 {
+                for h in 0..heads as usize {
+                    lse[t * heads as usize + h] = r.lse[h * 4 + t] as f32;
+                }
+            }
+        }
+        o_parts.push(o);
+        lse_parts.push(lse);
+    }
+    let parts: Vec<(&[f32], &[f32])> = o_parts
+        .iter()
+        .zip(&lse_parts)
+        .map(|(o, l)| (o.as_slice(), l.as_slice()))
+        .collect();
+    let (host_o, host_lse) = merge_states(d as usize, &parts).unwrap();
+    let ctx = ctx();
+    for dtype in [DType::F32, DType::F16] {
+        let merge = MergeStates {
+            parts: 3,
+            rows: rows as u32,
+            heads,
+            head_dim: d,
+            dtype,
+            with_lse: true,
+        };
+        let plan = ctx.plan_merge(&merge).unwrap();
+        let o_buf = guarded_buffer(ctx, "o_parts", bytemuck::cast_slice(&o_parts.concat()));
+        let l_buf = guarded_buffer(ctx, "lse_parts", bytemuck::cast_slice(&lse_parts.concat()));
+        let out = guarded_buffer(
+            ctx,
+            "out",
+            &to_dtype_bytes(&vec![f32::NAN; rows * d as usize], dtype),
+        );
+        let lse = guarded_buffer(ctx, "lse", bytemuck::cast_slice(&vec![f32::NAN; rows]));
+        let at = |buffer| TensorBuffer {
+            buffer,
+            offset: LEAD,
+        };
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        plan.encode(
+            &mut enc,
+            &MergeBuffers {
+                o_parts: at(&o_buf),
+                lse_parts: at(&l_buf),
+                out: at(&out),
+                lse: Some(at(&lse)),
+            },
+        )
+        .unwrap();
+        ctx.queue().submit([enc.finish()]);
+        let gpu_o = from_dtype_bytes(
+            &read_guarded(ctx, &out, rows as u64 * d as u64 * dtype.size()),
+            dtype,
+        );
+        let gpu_lse: Vec<f32> =
+            bytemuck::pod_collect_to_vec(&read_guarded(ctx, &lse, rows as u64 * 4));
+        let tol = if dtype == DType::F32 { 1e-5 } else { 2e-3 };
+        for (i, w) in want.out.iter().enumerate() {
+            assert!(
+                (gpu_o[i] as f64 - w).abs() <= tol,
+                "gpu merge {dtype:?} O[{i}] = {}, want {w}",
+                gpu_o[i]
+            );
+            assert!(
+                (host_o[i] as f64 - w).abs() <= 1e-5,
+                "host merge O[{i}] = {}, want {w}",
+                host_o[i]
+            );
+        }
+        for t in 0..4 {
+            for h in 0..heads as usize {
+                let w = want.lse[h * 4 + t];
+                let r = t * heads as usize + h;
+                assert!(
+                    (gpu_lse[r] as f64 - w).abs() <= 1e-5 * w.abs().max(1.0),
+                    "gpu merge LSE[{r}]"
+                );
+                assert!(
+                    (host_lse[r] as f64 - w).abs() <= 1e-5 * w.abs().max(1.0),
+                    "host merge LSE[{r}]"
+                );
+            }
+        }
+    }
+    // A row that no part saw: O = 0, LSE = -inf.
+    let none = [f32::NEG_INFINITY];
+    let (o, l) = merge_states(4, &[(&[1.0, 2.0, 3.0, 4.0], &none)]).unwrap();
+    assert_eq!((o, l), (vec![0.0; 4], vec![f32::NEG_INFINITY]));
+}
+
+#[test]
+fn the_plan_splits_long_decodes_and_not_prefills() {
+    let mut caps = wgpu_flash_attn::DeviceCaps::webgpu_defaults();
+    caps.compute_units = 132;
+    caps.max_storage_buffer_binding_size = 4 << 30;
+    let decode = KvCacheAttention::decode(32, 8, 128, 1, &[131072; 8], 131072).dtype(DType::F16);
+    let plan = kvcache::plan(&decode, &caps).unwrap();
+    assert!(plan.splits >= 8, "{plan:?}");
+    assert_eq!(
+        plan.tiles.block_m, 4,
+        "the 4 query heads of a KV head share one workgroup"
+    );
+    assert_eq!(plan.work.len(), 8);
+    let short = KvCacheAttention::decode(32, 8, 128, 1, &[300; 8], 300);
+    assert!(kvcache::plan(&short, &caps).unwrap().splits <= 2);
+    let prefill = KvCacheAttention::new(32, 8, 128, &[0, 4096], &[0])
+        .append_new_kv(true)
+        .causal(true);
+    let plan = kvcache::plan(&prefill, &caps).unwrap();
+    assert_eq!(
+        plan.splits,
+        1,
+        "{} work items fill the GPU",
+        plan.work.len()
+    );
+    assert!(plan.workgroup_bytes <= 16384 && plan.tiles.threads <= 256);
+}
+
+#[test]
+fn bad_steps_are_typed_errors() {
+    let ok = KvCacheAttention::decode(8, 2, 64, 1, &[10, 20], 32);
+    assert!(ok.validate().is_ok());
+    let cases: Vec<(KvCacheAttention, &str)> = vec![
+        (ok.clone().contiguous(15), "capacity"),
+        (KvCacheAttention::new(8, 3, 64, &[0, 1], &[1]), "heads"),
+        (KvCacheAttention::new(8, 2, 66, &[0, 1], &[1]), "head_dim"),
+        (
+            KvCacheAttention::new(8, 2, 64, &[0, 2, 1], &[1, 1]),
+            "cu_seqlens_q",
+        ),
+        (KvCacheAttention::new(8, 2, 64, &[0, 1, 2], &[1]), "cached"),
+        (KvCacheAttention::new(8, 2, 64, &[0, 0], &[1]), "no queries"),
+        (ok.clone().num_splits(0), "num_splits"),
+        (ok.clone().softmax_scale(f32::NAN), "scale"),
+        (ok.clone().paged(16, 4, &[0, 1, 2]), "table shape"),
+        (ok.clone().paged(16, 4, &[0, 1, 2, 4]), "page index"),
+        (ok.clone().paged(8, 4, &[0, 1, 2, 3]), "paged capacity"),
+        (
+            ok.clone()
+                .rotary(Some(RotaryEmbedding::half_split(64, 1e4))),
+            "rotary without append",
+        ),
+        (
+            ok.clone()
+                .append_new_kv(true)
+                .rotary(Some(RotaryEmbedding::half_split(12, 1e4))),
+            "rotary dim",
+        ),
+        (
+            ok.clone()
+                .append_new_kv(true)
+                .rotary(Some(RotaryEmbedding::half_split(64, -1.0))),
+            "theta",
+        ),
+        (
+            ok.clone().append_new_kv(true).rotary(Some(RotaryEmbedding {
+                dim: 64,
+                style: RotaryStyle::HalfSplit,
+                angles: RotaryAngles::Table { positions: 8 },
+            })),
+            "table positions",
+        ),
+    ];
+    for (p, what) in cases {
+        let err = p.validate().expect_err(what);
+        eprintln!("{what}: {err}");
+        assert!(ctx().plan_kv_cache(&p).is_err(), "{what}");
+    }
+    // Buffers that do not fit, and a missing LSE buffer.
+    let ctx = ctx();
+    let p = ok.clone().with_lse(true);
+    let plan = ctx.plan_kv_cache(&p).unwrap();
+    let small = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 64,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let big = |n: u64| {
+        ctx.device().create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: n * 4,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        })
+    };
+    let (q, kc, vc, o) = (
+        big(p.q_len()),
+        big(p.cache_len()),
+        big(p.cache_len()),
+        big(p.q_len()),
+    );
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let e = plan
+        .encode(&mut enc, &KvCacheBuffers::new(&q, &kc, &vc, &o))
+        .unwrap_err();
+    assert!(
+        matches!(e, FlashError::BadOption { what: "lse", .. }),
+        "{e}"
+    );
+    let e = plan
+        .encode(
+            &mut enc,
+            &KvCacheBuffers::new(&q, &small, &vc, &o).lse(&big(16)),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FlashError::BufferTooSmall {
+                tensor: "k_cache",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = plan
+        .encode(
+            &mut enc,
+            &KvCacheBuffers::new(&q, &kc, &vc, &q).lse(&big(16)),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, FlashError::BadLayout { tensor: "out", .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn caches_larger_than_one_binding_run_by_windows() {
+    // A device whose storage bindings hold 64 KiB: each sequence's cache (contiguous: 48 KiB;
+    // paged: pages shuffled within the sequence's own region) gets its own window, and the step
+    // runs as one dispatch per window, appending and attending as usual.
+    let small = pollster::block_on(async {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = wgpu::util::initialize_adapter_from_env_or_default(&instance, None)
+            .await
+            .expect("an adapter");
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: 64 << 10,
+            ..adapter.limits()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                required_features: adapter.features() & wgpu_flash_attn::context::WANTED_FEATURES,
+                required_limits: limits,
+                ..Default::default()
+            })
+            .await
+            .expect("a device");
+        FlashContext::new(device, queue, &adapter).unwrap()
+    });
+    let cached = [150u32, 0, 120];
+    let contiguous = KvCacheAttention::decode(8, 2, 32, 2, &cached, 192)
+        .num_splits(2)
+        .append_new_kv(true)
+        .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
+        .with_lse(true);
+    let plan = kvcache::plan(&contiguous, small.caps()).unwrap();
+    assert_eq!(plan.windows.len(), 3, "{:?}", plan.windows);
+    check_on(&small, &contiguous, 800);
+    // Pages of 16 tokens; sequence b owns pages 12b .. 12b + 12, in shuffled order.
+    let table: Vec<u32> = (0..3u32)
+        .flat_map(|b| {
+            let (_, t) = shuffled_table(1, 12, 0, 40 + b as u64);
+            t.into_iter().map(move |p| p + 12 * b)
+        })
+        .collect();
+    let paged = contiguous.clone().paged(16, 36, &table);
+    let plan = kvcache::plan(&paged, small.caps()).unwrap();
+    assert!(plan.windows.len() >= 2, "{:?}", plan.windows);
+    check_on(&small, &paged, 800);
+    // Pages scattered over the whole pool cannot be windowed: a typed error.
+    let (num_pages, scattered) = shuffled_table(3, 12, 0, 5);
+    let err = kvcache::plan(
+        &contiguous.clone().paged(16, num_pages, &scattered),
+        small.caps(),
+    );
+    assert!(
+        matches!(err, Err(FlashError::DeviceLimit { .. })),
+        "{err:?}"
+    );
+}
