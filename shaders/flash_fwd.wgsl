@@ -26,6 +26,12 @@ const BIAS: bool = false;     // an additive f32 bias from mask_buf
 const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
 const WRITE_LSE: bool = true;
+// Subgroup tier: the TX threads of a row are TX adjacent lanes of one subgroup, and row maxima and
+// sums go through subgroup shuffles instead of workgroup memory. The host writes these functions
+// (shuffle offsets below TX) only for devices with SUBGROUP; here they are placeholders.
+const SUBGROUP_ROWS: bool = false;
+fn lanes_max(x: f32) -> f32 { return x; }
+fn lanes_sum(x: f32) -> f32 { return x; }
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
 fn pack4(x: vec4<f32>) -> Packed4 { return x; }
@@ -37,6 +43,7 @@ const RN: u32 = BN / TX;
 const RD4: u32 = (D4 + TX - 1u) / TX;
 const ROW4: u32 = D4 + 1u;      // padded tile row, in vec4s: consecutive rows start on different banks
 const PROW: u32 = BN + 1u;      // padded probability row
+const RED_LEN: u32 = select(BM * TX, 1u, SUBGROUP_ROWS);  // row_red is unused in the subgroup tier
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread moves
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
@@ -92,7 +99,7 @@ struct Params {
 var<workgroup> q_tile: array<vec4<f32>, BM * ROW4>;
 var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
 var<workgroup> p_tile: array<f32, BM * PROW>;
-var<workgroup> row_red: array<f32, BM * TX>;
+var<workgroup> row_red: array<f32, RED_LEN>;
 
 @compute @workgroup_size(WG)
 fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -151,6 +158,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
 
     var m_run: array<f32, RM>;
+    var tile_max: array<f32, RM>;  // SUBGROUP_ROWS: this tile's row maxima
     var l_run: array<f32, RM>;
     var acc: array<vec4<f32>, RM * RD4>;
     for (var i = 0u; i < RM; i++) {
@@ -252,16 +260,25 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 s[i * RN + j] = x;
                 part_max = max(part_max, x);
             }
-            row_red[(ty + i * TY) * TX + tx] = part_max;
+            if (SUBGROUP_ROWS) {
+                tile_max[i] = lanes_max(part_max);
+            } else {
+                row_red[(ty + i * TY) * TX + tx] = part_max;
+            }
         }
+        // Also needed in the subgroup tier: V overwrites K in kv_tile below.
         workgroupBarrier();
 
         // Online softmax: new row max, rescale what was accumulated, probabilities of this tile.
         for (var i = 0u; i < RM; i++) {
             let r = ty + i * TY;
             var m_new = m_run[i];
-            for (var t = 0u; t < TX; t++) {
-                m_new = max(m_new, row_red[r * TX + t]);
+            if (SUBGROUP_ROWS) {
+                m_new = max(m_new, tile_max[i]);
+            } else {
+                for (var t = 0u; t < TX; t++) {
+                    m_new = max(m_new, row_red[r * TX + t]);
+                }
             }
             // Scores are kept unscaled and the scale is applied inside one fma, as FlashAttention does:
             // the rounding of m_new * scale_log2 is common to the whole row and cancels in O.
@@ -315,18 +332,24 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
 
     // Each thread summed only its own key columns: add the TX parts of every row.
-    workgroupBarrier();
-    for (var i = 0u; i < RM; i++) {
-        row_red[(ty + i * TY) * TX + tx] = l_run[i];
+    if (!SUBGROUP_ROWS) {
+        workgroupBarrier();
+        for (var i = 0u; i < RM; i++) {
+            row_red[(ty + i * TY) * TX + tx] = l_run[i];
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
     let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
     for (var i = 0u; i < RM; i++) {
         let r = ty + i * TY;
         let row = m0 + r;
         var l = 0.0;
-        for (var t = 0u; t < TX; t++) {
-            l += row_red[r * TX + t];
+        if (SUBGROUP_ROWS) {
+            l = lanes_sum(l_run[i]);
+        } else {
+            for (var t = 0u; t < TX; t++) {
+                l += row_red[r * TX + t];
+            }
         }
         if (row < seq_q) {
             // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the sink).

@@ -534,6 +534,8 @@ fn caps_of(device: &wgpu::Device, info: &wgpu::AdapterInfo) -> DeviceCaps {
         subgroup_sizes: f
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
+        vendor: info.vendor,
+        device_type: format!("{:?}", info.device_type),
         ..DeviceCaps::from_limits(&device.limits())
     }
 }

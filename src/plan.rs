@@ -36,6 +36,11 @@ pub struct DeviceCaps {
     pub timestamp_query: bool,
     /// Subgroup size range when `SUBGROUP` is enabled.
     pub subgroup_sizes: Option<(u32, u32)>,
+    /// Vendor id as the backend reports it (a PCI vendor id on most backends: 0x10de NVIDIA,
+    /// 0x1002 AMD, 0x8086 Intel, 0x106b Apple; 0 where unknown). Picks the tile table's family.
+    pub vendor: u32,
+    /// Device type as wgpu names it ("DiscreteGpu", "IntegratedGpu", "Cpu", ...; empty if unknown).
+    pub device_type: String,
 }
 
 impl DeviceCaps {
@@ -64,7 +69,17 @@ impl DeviceCaps {
             shader_f16: false,
             timestamp_query: false,
             subgroup_sizes: None,
+            vendor: 0,
+            device_type: String::new(),
         }
+    }
+
+    /// Whether the subgroup tier can use rows of `threads_x` lanes on this device: the device has
+    /// `SUBGROUP` and `threads_x` is a power of two no larger than the smallest subgroup size, so it
+    /// divides every size the device may pick.
+    pub fn subgroup_rows_fit(&self, threads_x: u32) -> bool {
+        self.subgroup_sizes
+            .is_some_and(|(min, _)| threads_x.is_power_of_two() && threads_x <= min)
     }
 }
 
@@ -240,16 +255,9 @@ pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
 /// Plans `problem` for a device with some choices forced.
 pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Plan> {
     problem.validate()?;
-    let kernel = choose_kernel(caps, options.kernel)?;
     let storage = storage_for(problem.dtype, caps, options.force_packed_f16);
     let d = problem.head_dim;
-    let tiles = match options.tiles {
-        Some(t) => {
-            check_tiles(&t, d, caps)?;
-            t
-        }
-        None => choose_tiles(d, caps)?,
-    };
+    let (kernel, tiles) = choose_kernel_and_tiles(d, caps, options)?;
     check_bindings(problem, caps)?;
     let grid = [
         problem.seq_q.div_ceil(tiles.block_m),
@@ -275,20 +283,68 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         storage,
         tiles,
         grid,
-        workgroup_bytes: tiles.workgroup_bytes(d),
+        workgroup_bytes: workgroup_bytes(kernel, &tiles, d),
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
     })
 }
 
-/// The kernel to run: the forced one if the device can run it, else the best the device offers.
-fn choose_kernel(caps: &DeviceCaps, forced: Option<Kernel>) -> Result<Kernel> {
-    let _ = caps;
-    match forced {
-        None | Some(Kernel::ForwardPortable) => Ok(Kernel::ForwardPortable),
-        Some(k) => Err(FlashError::MissingFeature {
+/// The kernel and tiles to run. A forced kernel must work on the device (and with forced tiles);
+/// otherwise tiles come first (the forced ones, or the tile table's choice for this device) and
+/// the subgroup tier is used where the device has `SUBGROUP` and those tiles' rows fit a subgroup.
+fn choose_kernel_and_tiles(
+    head_dim: u32,
+    caps: &DeviceCaps,
+    options: PlanOptions,
+) -> Result<(Kernel, Tiles)> {
+    match options.kernel {
+        Some(k @ Kernel::ForwardCoopMatrix) => Err(FlashError::MissingFeature {
             what: k.name(),
             feature: "a kernel this build does not implement yet",
         }),
+        Some(Kernel::ForwardSubgroup) => {
+            if caps.subgroup_sizes.is_none() {
+                return Err(FlashError::MissingFeature {
+                    what: Kernel::ForwardSubgroup.name(),
+                    feature: "SUBGROUP",
+                });
+            }
+            let tiles = match options.tiles {
+                Some(t) => {
+                    check_tiles(Kernel::ForwardSubgroup, &t, head_dim, caps)?;
+                    t
+                }
+                None => choose_tiles(Kernel::ForwardSubgroup, head_dim, caps)?,
+            };
+            Ok((Kernel::ForwardSubgroup, tiles))
+        }
+        forced @ (None | Some(Kernel::ForwardPortable)) => {
+            let tiles = match options.tiles {
+                Some(t) => {
+                    check_tiles(Kernel::ForwardPortable, &t, head_dim, caps)?;
+                    t
+                }
+                None => choose_tiles(Kernel::ForwardPortable, head_dim, caps)?,
+            };
+            let subgroup = forced.is_none()
+                && check_tiles(Kernel::ForwardSubgroup, &tiles, head_dim, caps).is_ok();
+            Ok((
+                if subgroup {
+                    Kernel::ForwardSubgroup
+                } else {
+                    Kernel::ForwardPortable
+                },
+                tiles,
+            ))
+        }
+    }
+}
+
+/// Bytes of workgroup memory a kernel uses with these tiles: the subgroup tier needs no row
+/// reduction buffer (one float of it stays declared).
+fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32) -> u32 {
+    match kernel {
+        Kernel::ForwardSubgroup => t.workgroup_bytes(head_dim) - 4 * (t.block_m * t.threads_x - 1),
+        _ => t.workgroup_bytes(head_dim),
     }
 }
 
@@ -337,12 +393,22 @@ pub(crate) fn check_bindings(problem: &Attention, caps: &DeviceCaps) -> Result<(
     Ok(())
 }
 
-fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     if !t.well_formed() {
         return Err(FlashError::BadOption {
             what: "tiles",
             got: format!("{t:?}"),
             why: "block_m must be a positive multiple of threads_y and block_n of threads_x",
+        });
+    }
+    if kernel == Kernel::ForwardSubgroup && !caps.subgroup_rows_fit(t.threads_x) {
+        return Err(FlashError::BadOption {
+            what: "tiles (subgroup kernel)",
+            got: format!(
+                "threads_x {} with subgroup sizes {:?}",
+                t.threads_x, caps.subgroup_sizes
+            ),
+            why: "threads_x must be a power of two no larger than the smallest subgroup size",
         });
     }
     let limit = caps
@@ -355,7 +421,7 @@ fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
             limit: limit as u64,
         });
     }
-    let bytes = t.workgroup_bytes(head_dim);
+    let bytes = workgroup_bytes(kernel, t, head_dim);
     if bytes > caps.max_workgroup_storage_bytes {
         return Err(FlashError::DeviceLimit {
             what: "max_compute_workgroup_storage_size (bytes)",
@@ -366,20 +432,24 @@ fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     Ok(())
 }
 
-/// First table entry that fits, preferring entries whose threads_x does not exceed head_dim / 4
-/// (wider rows would leave threads idle in the output update).
-fn choose_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
-    let fits = |t: &Tiles| check_tiles(t, head_dim, caps).is_ok();
-    tuning::forward_candidates()
+/// First entry of this device's tile list (`tuning::candidates_for`) that fits, preferring entries
+/// whose threads_x does not exceed head_dim / 4 (wider rows would leave threads idle in the output
+/// update).
+fn choose_tiles(kernel: Kernel, head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
+    let fits = |t: &Tiles| check_tiles(kernel, t, head_dim, caps).is_ok();
+    let candidates = tuning::candidates_for(caps);
+    candidates
+        .iter()
+        .copied()
         .find(|t| fits(t) && t.threads_x <= (head_dim / 4).max(4))
-        .or_else(|| tuning::forward_candidates().find(fits))
+        .or_else(|| candidates.iter().copied().find(fits))
         .ok_or_else(|| {
             let smallest = tuning::forward_candidates()
                 .last()
                 .expect("table is not empty");
             FlashError::DeviceLimit {
                 what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
-                needed: smallest.workgroup_bytes(head_dim) as u64,
+                needed: workgroup_bytes(kernel, &smallest, head_dim) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })
