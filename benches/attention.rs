@@ -5,7 +5,12 @@
 //! cargo bench --bench attention                         # small defaults, fine on a software driver
 //! cargo bench --bench attention -- --tokens 16384 --seqs 512,1024,2048,4096,8192,16384 \
 //!     --dims 64,128 --dtypes f16,f32 --runs 20 --json results.json
+//! cargo bench --bench attention -- --kernels portable,subgroup --tiles 32x32x16x16,48x16x16x16
 //! ```
+//!
+//! Every kernel tier of `--kernels` runs every tile of `--tiles` (default: the plan's tiles for
+//! that tier); tiers or tiles the adapter cannot run are skipped with a message, and listed under
+//! `skipped` in the JSON (schema: BENCHMARKS.md). Progress goes to stderr, the table to stdout.
 //!
 //! Shapes follow the FlashAttention papers: a fixed number of total tokens (batch = tokens / N) and
 //! a fixed hidden size (heads = hidden / head_dim). Time is measured on the GPU with timestamp
@@ -605,19 +610,32 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             started.elapsed().as_secs_f64()
         );
     }
-    if !skipped.is_empty() {
-        println!();
-        for s in &skipped {
-            println!(
-                "SKIPPED: {} {}{}: {}",
-                s.kernel,
-                s.tiles.as_deref().unwrap_or("(every tile)"),
-                s.config
-                    .as_ref()
-                    .map_or(String::new(), |c| format!(" on {c}")),
-                s.reason
-            );
+    // One line per distinct (tier, tiles, reason), with how many configurations it concerned.
+    let mut summary: Vec<(&Skipped, usize)> = Vec::new();
+    for s in &skipped {
+        match summary
+            .iter_mut()
+            .find(|(x, _)| (x.kernel, &x.tiles, &x.reason) == (s.kernel, &s.tiles, &s.reason))
+        {
+            Some((_, n)) => *n += 1,
+            None => summary.push((s, 1)),
         }
+    }
+    if !summary.is_empty() {
+        println!();
+    }
+    for (s, n) in summary {
+        println!(
+            "SKIPPED: {} {}{}: {}",
+            s.kernel,
+            s.tiles.as_deref().unwrap_or("(every tile)"),
+            match (&s.config, n) {
+                (None, _) => String::new(),
+                (Some(c), 1) => format!(" on {c}"),
+                (Some(_), n) => format!(" on {n} configurations"),
+            },
+            s.reason
+        );
     }
     if let Some(path) = &args.json {
         let argv: Vec<String> = std::env::args().collect();
