@@ -252,6 +252,7 @@ pub fn default_cache_dir() -> Option<std::path::PathBuf> {
     Some(base.join("wgpu-flash-attn"))
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn tiles_of(t: [u32; 4]) -> Tiles {
     Tiles {
         block_m: t[0],
@@ -261,6 +262,7 @@ fn tiles_of(t: [u32; 4]) -> Tiles {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn kernel_named(name: &str) -> Option<Kernel> {
     [
         Kernel::ForwardPortable,
