@@ -219,6 +219,8 @@ struct Row {
     /// The kernel tier that ran ("portable", "subgroup", "coop-matrix").
     kernel: String,
     tiles: String,
+    /// Q read from device memory in the score loop (forced tiles too large otherwise).
+    stream_q: bool,
     flops: u64,
     flash_ms: Option<f64>,
     flash_tflops: Option<f64>,
@@ -703,7 +705,11 @@ fn print_row(row: &Row) {
         row.storage,
         if row.causal { "yes" } else { "no" },
         row.kernel,
-        row.tiles,
+        if row.stream_q {
+            format!("{} (Q streamed)", row.tiles)
+        } else {
+            row.tiles.clone()
+        },
         fmt_opt(row.flash_ms, 3),
         fmt_opt(row.flash_tflops, 4),
         row.flash_device_bytes.map_or("-".into(), mb),
@@ -738,6 +744,7 @@ fn empty_row(adapter: &str, p: &Attention) -> Row {
         causal: p.causal,
         kernel: "-".into(),
         tiles: "-".into(),
+        stream_q: false,
         flops: p.flops(),
         flash_ms: None,
         flash_tflops: None,
@@ -822,6 +829,7 @@ fn bench_config(
         let mut row = template.clone();
         row.kernel = plan.plan().kernel.name().into();
         row.tiles = tiles_name(plan.plan().tiles);
+        row.stream_q = plan.plan().stream_q;
         row.storage = plan.plan().storage.name().to_string();
         row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
         eprint!("  {} {} ... ", row.kernel, row.tiles);

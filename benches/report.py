@@ -147,7 +147,7 @@ def markdown(ours, peers, pts):
         lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             if r.get("baseline_ms") is not None:
-                base = (f"{r['baseline_ms']:.2f} | {r['baseline_tflops']:.1f} | "
+                base = (f"{r['baseline_ms']:.2f} | {fmt(r['baseline_tflops'])} | "
                         f"{r['baseline_device_bytes'] / 1e6:.0f} | {r['speedup']:.2f}x")
             elif r.get("baseline_needed_bytes"):
                 base = f"cannot allocate ({r['baseline_needed_bytes'] / 1e9:.1f} GB of scores per head) | - | - | -"
@@ -157,7 +157,7 @@ def markdown(ours, peers, pts):
             err = r.get("flash_max_err")
             lines.append(
                 f"| {r['head_dim']} | {r['seq']} | {r['batch']} x {r['heads_q']} | {r['storage']} | "
-                f"{'yes' if r['causal'] else 'no'} | {r.get('kernel', 'portable')} | {r['tiles']} | "
+                f"{'yes' if r['causal'] else 'no'} | {r.get('kernel', 'portable')} | {r['tiles']}{' (Q streamed)' if r.get('stream_q') else ''} | "
                 f"{fmt(r.get('flash_ms'), 2)} | {fmt(r.get('flash_tflops'))} | {fmt(mb / 1e6 if mb else None, 0)} | "
                 f"{base} | {'-' if err is None else f'{err:.1e}'} | {'yes' if r.get('ok') else 'NO: ' + str(r.get('error'))} |")
         lines.append("")

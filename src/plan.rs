@@ -200,6 +200,10 @@ pub struct Plan {
     pub grid: [u32; 3],
     /// Workgroup memory per workgroup, bytes.
     pub workgroup_bytes: u32,
+    /// Q is read from device memory in the score loop instead of kept in workgroup memory. Only
+    /// for forced tiles that fit no other way (a candidate for larger tiles; the tile table never
+    /// relies on it).
+    pub stream_q: bool,
     /// Device memory the kernel itself allocates beyond the caller's tensors (the params uniform).
     pub scratch_bytes: u64,
 }
@@ -257,7 +261,7 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
     problem.validate()?;
     let storage = storage_for(problem.dtype, caps, options.force_packed_f16);
     let d = problem.head_dim;
-    let (kernel, tiles) = choose_kernel_and_tiles(d, caps, options)?;
+    let (kernel, tiles, stream_q) = choose_kernel_and_tiles(d, caps, options)?;
     check_bindings(problem, caps)?;
     let grid = [
         problem.seq_q.div_ceil(tiles.block_m),
@@ -283,15 +287,50 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         storage,
         tiles,
         grid,
-        workgroup_bytes: workgroup_bytes(kernel, &tiles, d),
+        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q),
+        stream_q,
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
     })
 }
 
-/// The kernel and tiles to run. A forced kernel must work on the device (and with forced tiles);
-/// otherwise tiles come first (the forced ones, or the tile table's choice for this device) and
-/// the subgroup tier is used where the device has `SUBGROUP` and those tiles' rows fit a subgroup.
+/// The kernel and tiles to run, and whether Q is streamed. A forced kernel must work on the device
+/// (and with forced tiles); otherwise tiles come first (the forced ones, or the tile table's
+/// choice for this device) and the subgroup tier is used where the device has `SUBGROUP` and
+/// those tiles' rows fit a subgroup. Forced tiles whose Q tile does not fit workgroup memory
+/// stream Q instead.
 fn choose_kernel_and_tiles(
+    head_dim: u32,
+    caps: &DeviceCaps,
+    options: PlanOptions,
+) -> Result<(Kernel, Tiles, bool)> {
+    let (kernel, tiles) = match (
+        choose_kernel_and_tiles_in_memory(head_dim, caps, options),
+        options.tiles,
+    ) {
+        (Err(e @ FlashError::DeviceLimit { .. }), Some(forced)) => {
+            // Retry with the room the Q tile would take: Q is streamed then. If that fails too,
+            // the first error has the device's real numbers.
+            let roomier = DeviceCaps {
+                max_workgroup_storage_bytes: caps
+                    .max_workgroup_storage_bytes
+                    .saturating_add(q_tile_bytes(&forced, head_dim)),
+                ..caps.clone()
+            };
+            choose_kernel_and_tiles_in_memory(head_dim, &roomier, options).map_err(|_| e)?
+        }
+        (chosen, _) => chosen?,
+    };
+    let stream_q =
+        workgroup_bytes(kernel, &tiles, head_dim, false) > caps.max_workgroup_storage_bytes;
+    Ok((kernel, tiles, stream_q))
+}
+
+/// Bytes of the Q tile in workgroup memory (less the one element that stays declared).
+fn q_tile_bytes(t: &Tiles, head_dim: u32) -> u32 {
+    16 * (t.block_m * (head_dim / 4 + 1) - 1)
+}
+
+fn choose_kernel_and_tiles_in_memory(
     head_dim: u32,
     caps: &DeviceCaps,
     options: PlanOptions,
@@ -341,11 +380,17 @@ fn choose_kernel_and_tiles(
 
 /// Bytes of workgroup memory a kernel uses with these tiles: the subgroup tier needs no row
 /// reduction buffer (one float of it stays declared).
-fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32) -> u32 {
-    match kernel {
-        Kernel::ForwardSubgroup => t.workgroup_bytes(head_dim) - 4 * (t.block_m * t.threads_x - 1),
-        _ => t.workgroup_bytes(head_dim),
-    }
+fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32, stream_q: bool) -> u32 {
+    let reductions = match kernel {
+        Kernel::ForwardSubgroup => 4 * (t.block_m * t.threads_x - 1),
+        _ => 0,
+    };
+    let q = if stream_q {
+        q_tile_bytes(t, head_dim)
+    } else {
+        0
+    };
+    t.workgroup_bytes(head_dim) - reductions - q
 }
 
 /// How a dtype is stored and read on a device: f16 natively where `SHADER_F16` is enabled (unless
@@ -421,7 +466,7 @@ fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> R
             limit: limit as u64,
         });
     }
-    let bytes = workgroup_bytes(kernel, t, head_dim);
+    let bytes = workgroup_bytes(kernel, t, head_dim, false);
     if bytes > caps.max_workgroup_storage_bytes {
         return Err(FlashError::DeviceLimit {
             what: "max_compute_workgroup_storage_size (bytes)",
@@ -449,7 +494,7 @@ fn choose_tiles(kernel: Kernel, head_dim: u32, caps: &DeviceCaps) -> Result<Tile
                 .expect("table is not empty");
             FlashError::DeviceLimit {
                 what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
-                needed: workgroup_bytes(kernel, &smallest, head_dim) as u64,
+                needed: workgroup_bytes(kernel, &smallest, head_dim, false) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })

@@ -280,3 +280,38 @@ fn negative_and_zero_scales() {
         }
     }
 }
+
+#[test]
+fn streamed_q_for_forced_tiles_too_large_for_workgroup_memory() {
+    // Tiles whose Q tile does not fit this adapter's workgroup memory at d=256: the plan streams Q
+    // from device memory instead. Query counts that are not multiples of block_m exercise the
+    // rows past the end (clamped reads, never written).
+    let limit = ctx().caps().max_workgroup_storage_bytes;
+    let mut tried = 0;
+    for tiles in wgpu_flash_attn::tuning::forward_candidates() {
+        for (dtype, causal) in [(DType::F32, false), (DType::F16, true)] {
+            let p = Attention::new(1, 2, 1, 45, 77, 256)
+                .dtype(dtype)
+                .causal(causal)
+                .with_lse(true);
+            let options = PlanOptions {
+                tiles: Some(tiles),
+                ..Default::default()
+            };
+            let Ok(plan) = ctx().plan_with(&p, options) else {
+                continue;
+            };
+            if !plan.plan().stream_q {
+                assert!(tiles.workgroup_bytes(256) <= limit, "{tiles:?}");
+                continue;
+            }
+            assert!(plan.plan().workgroup_bytes <= limit, "{:?}", plan.plan());
+            check(&p, options, 71, 1.0);
+            tried += 1;
+        }
+    }
+    assert!(
+        tried >= 2,
+        "only {tried} streamed-Q cases ran (limit {limit} B)"
+    );
+}

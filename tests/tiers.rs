@@ -140,3 +140,49 @@ fn subgroup_rows_must_be_powers_of_two_that_divide_every_size() {
     }
     assert!(!nvidia(None).subgroup_rows_fit(4));
 }
+
+#[test]
+fn q_is_streamed_only_for_forced_tiles_that_need_it() {
+    let caps = nvidia(Some((32, 32)));
+    let big = Tiles {
+        block_m: 64,
+        block_n: 32,
+        threads_x: 8,
+        threads_y: 16,
+    };
+    let p = Attention::new(1, 2, 2, 1000, 1000, 128);
+    let streamed = plan_with(
+        &p,
+        &caps,
+        PlanOptions {
+            tiles: Some(big),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(streamed.stream_q);
+    assert_eq!(streamed.kernel, Kernel::ForwardSubgroup);
+    assert!(big.workgroup_bytes(128) > 49152 && streamed.workgroup_bytes <= 49152);
+    // The same tiles at d=64 fit with Q in workgroup memory.
+    let p64 = Attention::new(1, 2, 2, 1000, 1000, 64);
+    let kept = plan_with(
+        &p64,
+        &caps,
+        PlanOptions {
+            tiles: Some(big),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(!kept.stream_q);
+    // Plans from the table never stream Q, on any family's limits, at any head dim.
+    for caps in [caps, lavapipe(), DeviceCaps::webgpu_defaults()] {
+        for d in (4..=256).step_by(4) {
+            for dtype in [DType::F32, DType::F16] {
+                let planned =
+                    plan(&Attention::new(1, 8, 2, 1000, 1000, d).dtype(dtype), &caps).unwrap();
+                assert!(!planned.stream_q, "d={d} {:?}", planned.tiles);
+            }
+        }
+    }
+}

@@ -52,7 +52,8 @@ pub fn shader_source(plan: &Plan) -> String {
     let header = format!(
         "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
          const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n{}{}",
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n\
+         const STREAM_Q: bool = {};\n{}{}",
         p.head_dim / 4,
         t.block_m,
         t.block_n,
@@ -67,6 +68,7 @@ pub fn shader_source(plan: &Plan) -> String {
         matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
         p.cu_seqlens.is_some(),
         p.with_lse,
+        plan.stream_q,
         row_reductions_wgsl(plan.kernel, t.threads_x),
         super::storage_wgsl(plan.storage),
     );
