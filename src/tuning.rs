@@ -87,8 +87,11 @@ impl DeviceFamily {
     }
 }
 
-/// (block_m, block_n, threads_x, threads_y) per family, best first (the module table says why).
-const FAMILY_TILES: &[(DeviceFamily, &[(u32, u32, u32, u32)])] = &[
+/// (block_m, block_n, threads_x, threads_y).
+type TileRow = (u32, u32, u32, u32);
+
+/// Tiles per family, best first (the module table says why).
+const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
     // H200, f32, N=8k: 32x32x16x16 is the fastest that fits 48 KiB at d=64 (12.4 TFLOP/s, 11.9
     // for 64x32x16x16) and at d=128 (10.3, 10.1 for 48x16x16x16, 8.3 or less for the rest).
     (
@@ -104,7 +107,7 @@ const FAMILY_TILES: &[(DeviceFamily, &[(u32, u32, u32, u32)])] = &[
 ];
 
 /// The generic list, largest first: what follows every family's own entries.
-const FORWARD_CANDIDATES: &[(u32, u32, u32, u32)] = &[
+const FORWARD_CANDIDATES: &[TileRow] = &[
     (32, 32, 16, 16),
     (64, 32, 16, 16),
     (48, 16, 16, 16),
@@ -119,7 +122,7 @@ const FORWARD_CANDIDATES: &[(u32, u32, u32, u32)] = &[
     (4, 4, 4, 4),
 ];
 
-fn tiles((block_m, block_n, threads_x, threads_y): (u32, u32, u32, u32)) -> Tiles {
+fn tiles((block_m, block_n, threads_x, threads_y): TileRow) -> Tiles {
     Tiles {
         block_m,
         block_n,
