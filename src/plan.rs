@@ -325,6 +325,10 @@ fn choose_kernel_and_tiles(
     Ok((kernel, tiles, stream_q))
 }
 
+/// `DeviceCaps::backend` of WebGPU in a browser, where the subgroup tier is not offered: the
+/// browser compiles the WGSL itself and wants `enable subgroups;`, which naga 30 rejects.
+const BROWSER_BACKEND: &str = "BrowserWebGpu";
+
 /// Bytes of the Q tile in workgroup memory (less the one element that stays declared).
 fn q_tile_bytes(t: &Tiles, head_dim: u32) -> u32 {
     16 * (t.block_m * (head_dim / 4 + 1) - 1)
@@ -347,6 +351,12 @@ fn choose_kernel_and_tiles_in_memory(
                     feature: "SUBGROUP",
                 });
             }
+            if caps.backend == BROWSER_BACKEND {
+                return Err(FlashError::MissingFeature {
+                    what: Kernel::ForwardSubgroup.name(),
+                    feature: "SUBGROUP outside the browser (a browser's WGSL needs `enable subgroups;`, which naga 30 cannot parse yet)",
+                });
+            }
             let tiles = match options.tiles {
                 Some(t) => {
                     check_tiles(Kernel::ForwardSubgroup, &t, head_dim, caps)?;
@@ -365,6 +375,7 @@ fn choose_kernel_and_tiles_in_memory(
                 None => choose_tiles(Kernel::ForwardPortable, head_dim, caps)?,
             };
             let subgroup = forced.is_none()
+                && caps.backend != BROWSER_BACKEND
                 && check_tiles(Kernel::ForwardSubgroup, &tiles, head_dim, caps).is_ok();
             Ok((
                 if subgroup {

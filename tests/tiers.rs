@@ -186,3 +186,14 @@ fn q_is_streamed_only_for_forced_tiles_that_need_it() {
         }
     }
 }
+
+#[test]
+fn browsers_keep_the_portable_tier() {
+    // The browser compiles WGSL itself and wants `enable subgroups;`, which naga cannot parse yet.
+    let mut caps = nvidia(Some((32, 32)));
+    caps.backend = "BrowserWebGpu".into();
+    let p = Attention::new(1, 2, 2, 100, 100, 64);
+    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardPortable);
+    let err = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap_err();
+    assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
+}
