@@ -5,7 +5,12 @@
 //! cargo bench --bench attention                         # small defaults, fine on a software driver
 //! cargo bench --bench attention -- --tokens 16384 --seqs 512,1024,2048,4096,8192,16384 \
 //!     --dims 64,128 --dtypes f16,f32 --runs 20 --json results.json
+//! cargo bench --bench attention -- --kernels portable,subgroup --tiles 32x32x16x16,48x16x16x16
 //! ```
+//!
+//! Every kernel tier of `--kernels` runs every tile of `--tiles` (default: the plan's tiles for
+//! that tier); tiers or tiles the adapter cannot run are skipped with a message, and listed under
+//! `skipped` in the JSON (schema: BENCHMARKS.md). Progress goes to stderr, the table to stdout.
 //!
 //! Shapes follow the FlashAttention papers: a fixed number of total tokens (batch = tokens / N) and
 //! a fixed hidden size (heads = hidden / head_dim). Time is measured on the GPU with timestamp
@@ -27,8 +32,8 @@ use wgpu::util::DeviceExt;
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kernels::materialized::{Materialized, MaterializedOptions};
 use wgpu_flash_attn::{
-    reference, Attention, AttentionBuffers, DType, FlashContext, FlashError, PlanOptions, Tensor,
-    Tiles,
+    reference, Attention, AttentionBuffers, DType, FlashContext, FlashError, Kernel, PlanOptions,
+    Tensor, Tiles,
 };
 
 /// Input sets are rotated when one set (Q, K, V) is smaller than this, so that a large L2 (50 MB on
@@ -67,10 +72,16 @@ struct Args {
     /// Also run the materialized baseline on each shape (on or off).
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     baseline: OnOff,
-    /// Force the flash kernel's tiles, as BMxBNxTXxTY (e.g. 64x64x16x16).
-    #[arg(long, value_parser = parse_tiles)]
+    /// Kernel tiers to sweep: portable, subgroup, coop-matrix, or auto (the plan's choice). A tier
+    /// the adapter lacks is skipped with a message (and listed under "skipped" in the JSON).
+    #[arg(long, value_delimiter = ',', default_value = "portable,subgroup,coop-matrix", value_parser = parse_kernel)]
     #[serde(skip)]
-    tiles: Option<Tiles>,
+    kernels: Vec<Option<Kernel>>,
+    /// Force the flash kernel's tiles, as a list of BMxBNxTXxTY (e.g. 32x32x16x16,48x16x16x16):
+    /// each tier runs each tile. Default: the plan's choice per tier.
+    #[arg(long, value_delimiter = ',', value_parser = parse_tiles)]
+    #[serde(skip)]
+    tiles: Vec<Tiles>,
     /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
     #[arg(long)]
     packed_f16: bool,
@@ -126,6 +137,36 @@ fn parse_dtype(s: &str) -> Result<DType, String> {
     }
 }
 
+fn parse_kernel(s: &str) -> Result<Option<Kernel>, String> {
+    match s {
+        "auto" => Ok(None),
+        _ => ALL_KERNELS
+            .into_iter()
+            .find(|k| k.name() == s)
+            .map(Some)
+            .ok_or_else(|| {
+                format!("unknown kernel {s:?} (expected portable, subgroup, coop-matrix or auto)")
+            }),
+    }
+}
+
+const ALL_KERNELS: [Kernel; 3] = [
+    Kernel::ForwardPortable,
+    Kernel::ForwardSubgroup,
+    Kernel::ForwardCoopMatrix,
+];
+
+fn kernel_name(k: Option<Kernel>) -> &'static str {
+    k.map_or("auto", |k| k.name())
+}
+
+fn tiles_name(t: Tiles) -> String {
+    format!(
+        "{}x{}x{}x{}",
+        t.block_m, t.block_n, t.threads_x, t.threads_y
+    )
+}
+
 fn parse_tiles(s: &str) -> Result<Tiles, String> {
     let v: Vec<u32> = s
         .split('x')
@@ -175,7 +216,11 @@ struct Row {
     dtype: &'static str,
     storage: String,
     causal: bool,
+    /// The kernel tier that ran ("portable", "subgroup", "coop-matrix").
+    kernel: String,
     tiles: String,
+    /// Q read from device memory in the score loop (forced tiles too large otherwise).
+    stream_q: bool,
     flops: u64,
     flash_ms: Option<f64>,
     flash_tflops: Option<f64>,
@@ -206,8 +251,23 @@ struct Report<'a> {
     timing: &'static str,
     args: &'a Args,
     dtypes: Vec<&'static str>,
-    tiles: Option<String>,
+    /// The tiers asked for ("auto" is the plan's choice).
+    kernels: Vec<&'static str>,
+    /// The forced tiles (empty: the plan's choice).
+    tiles: Vec<String>,
+    /// Tiers or (tier, tiles) pairs that did not run, with the reason.
+    skipped: &'a [Skipped],
     rows: &'a [Row],
+}
+
+/// Something of the sweep that did not run on this adapter.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+struct Skipped {
+    kernel: &'static str,
+    tiles: Option<String>,
+    /// Configuration ("d=128 N=8192 f16 causal") or null for the whole sweep.
+    config: Option<String>,
+    reason: String,
 }
 
 #[derive(Serialize)]
@@ -429,8 +489,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     println!("# wgpu-flash-attn forward benchmark");
     println!();
     println!(
-        "adapter: {} | backend: {} | driver: {}",
-        caps.name, caps.backend, caps.driver
+        "adapter: {} | backend: {} | driver: {} | subgroups: {:?}",
+        caps.name, caps.backend, caps.driver, caps.subgroup_sizes
     );
     println!(
         "timing: {timing}, median of {} runs after {} warm-up | tokens {} | hidden {} | f16 read {}",
@@ -440,11 +500,55 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         args.hidden,
         if args.packed_f16 { "packed (forced)" } else if caps.shader_f16 { "native" } else { "packed" }
     );
+
+    // Tiers the adapter lacks are dropped here, loudly, once.
+    let mut skipped = Vec::new();
+    let mut kernels = Vec::new();
+    for &k in &args.kernels {
+        if kernels.contains(&k) {
+            continue;
+        }
+        if let Some(kernel) = k {
+            let probe = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
+            let forced = PlanOptions {
+                kernel: Some(kernel),
+                ..Default::default()
+            };
+            if let Err(e) = ctx.plan_with(&probe, forced) {
+                eprintln!(
+                    "SKIPPED: the {} tier: this adapter cannot run it ({e})",
+                    kernel.name()
+                );
+                println!("\nSKIPPED: the {} tier: {e}", kernel.name());
+                skipped.push(Skipped {
+                    kernel: kernel.name(),
+                    tiles: None,
+                    config: None,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        }
+        kernels.push(k);
+    }
+    if kernels.is_empty() {
+        return Err("none of the requested kernel tiers runs on this adapter".into());
+    }
+    let tiles: Vec<Option<Tiles>> = if args.tiles.is_empty() {
+        vec![None]
+    } else {
+        args.tiles.iter().copied().map(Some).collect()
+    };
+    let variants: Vec<(Option<Kernel>, Option<Tiles>)> = kernels
+        .iter()
+        .flat_map(|&k| tiles.iter().map(move |&t| (k, t)))
+        .collect();
+
     println!();
     println!(
-        "| adapter | B | H | Hkv | N | d | dtype | causal | tiles | flash ms | flash TFLOP/s | flash MB | base ms | base TFLOP/s | base MB | speedup | err flash | err base |"
+        "| adapter | B | H | Hkv | N | d | dtype | causal | kernel | tiles | flash ms | flash TFLOP/s | flash MB | base ms | base TFLOP/s | base MB | speedup | err flash | err base |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 
     let causals: &[bool] = match args.causal {
         Causal::Both => &[false, true],
@@ -482,68 +586,58 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 args.window.map_or(-1, |w| w.1),
             )
             .with_lse(args.lse);
-        eprint!(
-            "[{}/{}] B={batch} H={heads} N={n} d={d} {} causal={causal} ... ",
-            idx + 1,
-            configs.len(),
+        let label = format!(
+            "B={batch} H={heads} N={n} d={d} {} causal={causal}",
             dtype.name()
         );
-        let row = bench_one(&ctx, timer.as_ref(), args, &adapter, &problem);
-        all_ok &= row.ok;
+        eprintln!("[{}/{}] {label}", idx + 1, configs.len());
+        let new_rows = bench_config(
+            &ctx,
+            timer.as_ref(),
+            args,
+            &adapter,
+            &problem,
+            &variants,
+            &mut skipped,
+        );
+        for row in new_rows {
+            all_ok &= row.ok;
+            print_row(&row);
+            rows.push(row);
+        }
         eprintln!(
-            "flash {} ms, baseline {}{} ({:.0} s elapsed)",
-            fmt_opt(row.flash_ms, 3),
-            row.baseline_ms.map_or_else(
-                || row.baseline_note.clone().unwrap_or("-".into()),
-                |t| format!("{t:.3} ms")
-            ),
-            row.error
-                .as_ref()
-                .map_or(String::new(), |e| format!(" ERROR: {e}")),
+            "[{}/{}] done ({:.0} s elapsed)",
+            idx + 1,
+            configs.len(),
             started.elapsed().as_secs_f64()
         );
-        let base_ms = match (
-            row.baseline_ms,
-            row.baseline_needed_bytes,
-            &row.baseline_note,
-        ) {
-            (Some(t), _, _) => format!("{t:.3}"),
-            (None, Some(needed), _) => {
-                format!("cannot allocate ({} MB of scores per head)", mb(needed))
-            }
-            (None, None, Some(_)) => "not run (see the note below)".into(),
-            (None, None, None) => "-".into(),
-        };
-        println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            row.adapter,
-            row.batch,
-            row.heads_q,
-            row.heads_kv,
-            row.seq,
-            row.head_dim,
-            row.storage,
-            if row.causal { "yes" } else { "no" },
-            row.tiles,
-            fmt_opt(row.flash_ms, 3),
-            fmt_opt(row.flash_tflops, 4),
-            row.flash_device_bytes.map_or("-".into(), mb),
-            base_ms,
-            fmt_opt(row.baseline_tflops, 4),
-            row.baseline_device_bytes.map_or("-".into(), mb),
-            row.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
-            row.flash_max_err.map_or("-".into(), |e| format!("{e:.1e}")),
-            row.baseline_max_err.map_or("-".into(), |e| format!("{e:.1e}")),
-        );
-        if let Some(e) = &row.error {
-            println!("|   | error: {e} |");
-        } else if let Some(note) = &row.baseline_note {
-            if row.baseline_ms.is_none() {
-                println!("|   | baseline: {note} |");
-            }
+    }
+    // One line per distinct (tier, tiles, reason), with how many configurations it concerned.
+    let mut summary: Vec<(&Skipped, usize)> = Vec::new();
+    for s in &skipped {
+        match summary
+            .iter_mut()
+            .find(|(x, _)| (x.kernel, &x.tiles, &x.reason) == (s.kernel, &s.tiles, &s.reason))
+        {
+            Some((_, n)) => *n += 1,
+            None => summary.push((s, 1)),
         }
-        std::io::stdout().flush().ok();
-        rows.push(row);
+    }
+    if !summary.is_empty() {
+        println!();
+    }
+    for (s, n) in summary {
+        println!(
+            "SKIPPED: {} {}{}: {}",
+            s.kernel,
+            s.tiles.as_deref().unwrap_or("(every tile)"),
+            match (&s.config, n) {
+                (None, _) => String::new(),
+                (Some(c), 1) => format!(" on {c}"),
+                (Some(_), n) => format!(" on {n} configurations"),
+            },
+            s.reason
+        );
     }
     if let Some(path) = &args.json {
         let argv: Vec<String> = std::env::args().collect();
@@ -576,12 +670,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             timing,
             args,
             dtypes: args.dtypes.iter().map(|d| d.name()).collect(),
-            tiles: args.tiles.map(|t| {
-                format!(
-                    "{}x{}x{}x{}",
-                    t.block_m, t.block_n, t.threads_x, t.threads_y
-                )
-            }),
+            kernels: args.kernels.iter().map(|&k| kernel_name(k)).collect(),
+            tiles: args.tiles.iter().map(|&t| tiles_name(t)).collect(),
+            skipped: &skipped,
             rows: &rows,
         };
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
@@ -590,15 +681,58 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     Ok(all_ok)
 }
 
-/// Benchmarks and checks one configuration; every failure is recorded in the row.
-fn bench_one(
-    ctx: &FlashContext,
-    timer: Option<&Timer>,
-    args: &Args,
-    adapter: &str,
-    p: &Attention,
-) -> Row {
-    let mut row = Row {
+fn print_row(row: &Row) {
+    let base_ms = match (
+        row.baseline_ms,
+        row.baseline_needed_bytes,
+        &row.baseline_note,
+    ) {
+        (Some(t), _, _) => format!("{t:.3}"),
+        (None, Some(needed), _) => {
+            format!("cannot allocate ({} MB of scores per head)", mb(needed))
+        }
+        (None, None, Some(_)) => "not run (see the note below)".into(),
+        (None, None, None) => "-".into(),
+    };
+    println!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        row.adapter,
+        row.batch,
+        row.heads_q,
+        row.heads_kv,
+        row.seq,
+        row.head_dim,
+        row.storage,
+        if row.causal { "yes" } else { "no" },
+        row.kernel,
+        if row.stream_q {
+            format!("{} (Q streamed)", row.tiles)
+        } else {
+            row.tiles.clone()
+        },
+        fmt_opt(row.flash_ms, 3),
+        fmt_opt(row.flash_tflops, 4),
+        row.flash_device_bytes.map_or("-".into(), mb),
+        base_ms,
+        fmt_opt(row.baseline_tflops, 4),
+        row.baseline_device_bytes.map_or("-".into(), mb),
+        row.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
+        row.flash_max_err.map_or("-".into(), |e| format!("{e:.1e}")),
+        row.baseline_max_err.map_or("-".into(), |e| format!("{e:.1e}")),
+    );
+    if let Some(e) = &row.error {
+        println!("|   | error: {e} |");
+    } else if let Some(note) = &row.baseline_note {
+        if row.baseline_ms.is_none() {
+            println!("|   | baseline: {note} |");
+        }
+    }
+    std::io::stdout().flush().ok();
+}
+
+/// An empty row for one configuration.
+fn empty_row(adapter: &str, p: &Attention) -> Row {
+    Row {
         adapter: adapter.to_string(),
         batch: p.batch,
         heads_q: p.heads_q,
@@ -608,7 +742,9 @@ fn bench_one(
         dtype: p.dtype.name(),
         storage: p.dtype.name().to_string(),
         causal: p.causal,
+        kernel: "-".into(),
         tiles: "-".into(),
+        stream_q: false,
         flops: p.flops(),
         flash_ms: None,
         flash_tflops: None,
@@ -625,108 +761,204 @@ fn bench_one(
         max_abs_v: 0.0,
         ok: false,
         error: None,
-    };
-    if let Err(e) = bench_into(ctx, timer, args, p, &mut row) {
-        row.error = Some(e.to_string());
-        row.ok = false;
     }
-    row
 }
 
-fn bench_into(
+/// Benchmarks and checks one configuration on every (tier, tiles) variant, plus the baseline once;
+/// one row per variant that runs. Every failure is recorded in a row; variants the adapter cannot
+/// plan are recorded in `skipped`.
+fn bench_config(
+    ctx: &FlashContext,
+    timer: Option<&Timer>,
+    args: &Args,
+    adapter: &str,
+    p: &Attention,
+    variants: &[(Option<Kernel>, Option<Tiles>)],
+    skipped: &mut Vec<Skipped>,
+) -> Vec<Row> {
+    let mut template = empty_row(adapter, p);
+    let setup = match Setup::new(ctx, args, p) {
+        Ok(s) => s,
+        Err(e) => {
+            template.error = Some(e.to_string());
+            return vec![template];
+        }
+    };
+    template.max_abs_v = setup.max_abs_v;
+    template.flash_device_bytes = Some(
+        setup.tensor_bytes
+            + wgpu_flash_attn::plan::plan(p, ctx.caps()).map_or(0, |pl| pl.scratch_bytes),
+    );
+    if args.baseline == OnOff::On {
+        eprintln!("  baseline ...");
+        if let Err(e) = bench_baseline(ctx, timer, args, p, &setup, &mut template) {
+            template.error = Some(format!("baseline: {e}"));
+        }
+    }
+    let config = format!(
+        "d={} N={} {}{}",
+        p.head_dim,
+        p.seq_q,
+        p.dtype.name(),
+        if p.causal { " causal" } else { "" }
+    );
+    let mut rows = Vec::new();
+    for &(kernel, tiles) in variants {
+        let options = PlanOptions {
+            tiles,
+            force_packed_f16: args.packed_f16,
+            kernel,
+        };
+        let plan = match ctx.plan_with(p, options) {
+            Ok(plan) => plan,
+            Err(e) => {
+                eprintln!(
+                    "  SKIPPED: {} {}: {e}",
+                    kernel_name(kernel),
+                    tiles.map_or("(planned tiles)".into(), tiles_name)
+                );
+                skipped.push(Skipped {
+                    kernel: kernel_name(kernel),
+                    tiles: tiles.map(tiles_name),
+                    config: Some(config.clone()),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let mut row = template.clone();
+        row.kernel = plan.plan().kernel.name().into();
+        row.tiles = tiles_name(plan.plan().tiles);
+        row.stream_q = plan.plan().stream_q;
+        row.storage = plan.plan().storage.name().to_string();
+        row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
+        eprint!("  {} {} ... ", row.kernel, row.tiles);
+        match bench_flash(ctx, timer, args, p, &setup, &plan, &mut row) {
+            Ok(()) => {}
+            Err(e) => row.error = Some(e.to_string()),
+        }
+        row.ok = row.error.is_none();
+        eprintln!(
+            "{} ms{}",
+            fmt_opt(row.flash_ms, 3),
+            row.error
+                .as_ref()
+                .map_or(String::new(), |e| format!(" ERROR: {e}"))
+        );
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        template.error = Some(format!("no kernel tier could run {config} (see skipped)"));
+        rows.push(template);
+    }
+    rows
+}
+
+/// Inputs, outputs and the oracle's rows of one configuration, shared by its variants.
+struct Setup {
+    bufs: Buffers,
+    want: Vec<(u32, u32, u32)>,
+    oracle: Vec<reference::Row>,
+    max_abs_v: f64,
+    tensor_bytes: u64,
+}
+
+impl Setup {
+    fn new(ctx: &FlashContext, args: &Args, p: &Attention) -> wgpu_flash_attn::Result<Setup> {
+        // Inputs: set 0 is kept on the host for the oracle; more sets only rotate through the cache.
+        let device = ctx.device();
+        let set_bytes: u64 = [Tensor::Q, Tensor::K, Tensor::V]
+            .iter()
+            .map(|&t| p.span_of(t) * p.dtype.size())
+            .sum();
+        let n_sets = if set_bytes < ROTATE_BELOW_BYTES {
+            INPUT_SETS_WHEN_SMALL
+        } else {
+            1
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            args.seed ^ (p.seq_q as u64) << 20 ^ (p.head_dim as u64) << 40,
+        );
+        let mut host = Vec::new();
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let mut sets = Vec::with_capacity(n_sets);
+        for s in 0..n_sets {
+            let mut make = |t: Tensor| {
+                let data = random_inputs(p.span_of(t), p.dtype, &mut rng);
+                let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(t.name()),
+                    contents: &to_dtype_bytes(&data, p.dtype),
+                    usage: wgpu::BufferUsages::STORAGE,
+                });
+                if s == 0 {
+                    host.push(data);
+                }
+                buf
+            };
+            sets.push([make(Tensor::Q), make(Tensor::K), make(Tensor::V)]);
+        }
+        let out_bytes = (p.span_of(Tensor::O) * p.dtype.size()).next_multiple_of(4);
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        let out = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("out"),
+            size: out_bytes,
+            usage,
+            mapped_at_creation: false,
+        });
+        let lse = p.with_lse.then(|| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("lse"),
+                size: p.lse_len() * 4,
+                usage,
+                mapped_at_creation: false,
+            })
+        });
+        if let Some(err) = pollster::block_on(oom.pop()) {
+            return Err(FlashError::Wgpu(format!("allocating the tensors: {err}")));
+        }
+        // The rows to check: first, last, and a seeded sample.
+        let mut want = vec![(0, 0, 0), (p.batch - 1, p.heads_q - 1, p.seq_q - 1)];
+        want.extend((0..args.check_rows).map(|_| {
+            (
+                rng.random_range(0..p.batch),
+                rng.random_range(0..p.heads_q),
+                rng.random_range(0..p.seq_q),
+            )
+        }));
+        let oracle = reference::rows(p, &host[0], &host[1], &host[2], &want);
+        let max_abs_v = host[2].iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
+        let tensor_bytes =
+            (p.len_of(Tensor::Q) + p.len_of(Tensor::K) + p.len_of(Tensor::V) + p.len_of(Tensor::O))
+                * p.dtype.size()
+                + if p.with_lse { p.lse_len() * 4 } else { 0 };
+        Ok(Setup {
+            bufs: Buffers {
+                sets,
+                out,
+                lse,
+                out_bytes,
+            },
+            want,
+            oracle,
+            max_abs_v,
+            tensor_bytes,
+        })
+    }
+}
+
+/// Times and checks one flash plan into `row`.
+fn bench_flash(
     ctx: &FlashContext,
     timer: Option<&Timer>,
     args: &Args,
     p: &Attention,
+    setup: &Setup,
+    plan: &wgpu_flash_attn::FlashPlan,
     row: &mut Row,
 ) -> wgpu_flash_attn::Result<()> {
-    let options = PlanOptions {
-        tiles: args.tiles,
-        force_packed_f16: args.packed_f16,
-        ..Default::default()
-    };
-    let plan = ctx.plan_with(p, options)?;
-    let t = plan.plan().tiles;
-    row.tiles = format!(
-        "{}x{}x{}x{}",
-        t.block_m, t.block_n, t.threads_x, t.threads_y
-    );
-    row.storage = plan.plan().storage.name().to_string();
-    row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
-
-    // Inputs: set 0 is kept on the host for the oracle; more sets only rotate through the cache.
-    let device = ctx.device();
-    let set_bytes: u64 = [Tensor::Q, Tensor::K, Tensor::V]
-        .iter()
-        .map(|&t| p.span_of(t) * p.dtype.size())
-        .sum();
-    let n_sets = if set_bytes < ROTATE_BELOW_BYTES {
-        INPUT_SETS_WHEN_SMALL
-    } else {
-        1
-    };
-    let mut rng =
-        ChaCha8Rng::seed_from_u64(args.seed ^ (p.seq_q as u64) << 20 ^ (p.head_dim as u64) << 40);
-    let mut host = Vec::new();
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let mut sets = Vec::with_capacity(n_sets);
-    for s in 0..n_sets {
-        let mut make = |t: Tensor| {
-            let data = random_inputs(p.span_of(t), p.dtype, &mut rng);
-            let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(t.name()),
-                contents: &to_dtype_bytes(&data, p.dtype),
-                usage: wgpu::BufferUsages::STORAGE,
-            });
-            if s == 0 {
-                host.push(data);
-            }
-            buf
-        };
-        sets.push([make(Tensor::Q), make(Tensor::K), make(Tensor::V)]);
-    }
-    let out_bytes = (p.span_of(Tensor::O) * p.dtype.size()).next_multiple_of(4);
-    let usage =
-        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let out = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("out"),
-        size: out_bytes,
-        usage,
-        mapped_at_creation: false,
-    });
-    let lse = p.with_lse.then(|| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("lse"),
-            size: p.lse_len() * 4,
-            usage,
-            mapped_at_creation: false,
-        })
-    });
-    if let Some(err) = pollster::block_on(oom.pop()) {
-        return Err(FlashError::Wgpu(format!("allocating the tensors: {err}")));
-    }
-    let bufs = Buffers {
-        sets,
-        out,
-        lse,
-        out_bytes,
-    };
-
-    // The rows to check: first, last, and a seeded sample.
-    let mut want = vec![(0, 0, 0), (p.batch - 1, p.heads_q - 1, p.seq_q - 1)];
-    want.extend((0..args.check_rows).map(|_| {
-        (
-            rng.random_range(0..p.batch),
-            rng.random_range(0..p.heads_q),
-            rng.random_range(0..p.seq_q),
-        )
-    }));
-    let oracle = reference::rows(p, &host[0], &host[1], &host[2], &want);
-    row.max_abs_v = host[2].iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
-    let tol = row.tolerance * row.max_abs_v;
-    drop(host);
-
-    // Flash.
+    let bufs = &setup.bufs;
     let mut flash = |enc: &mut wgpu::CommandEncoder, set: usize, qs: Option<&wgpu::QuerySet>| {
         let writes = qs.map(|query_set| wgpu::ComputePassTimestampWrites {
             query_set,
@@ -738,63 +970,71 @@ fn bench_into(
     let ms = median(time_runs(ctx, timer, args, &mut flash)?);
     row.flash_ms = Some(ms);
     row.flash_tflops = Some(p.flops() as f64 / (ms * 1e-3) / 1e12);
-    let err = verify(ctx, p, &bufs, &want, &oracle, &mut flash)?;
+    row.speedup = row.baseline_ms.map(|b| b / ms);
+    let err = verify(ctx, p, bufs, &setup.want, &setup.oracle, &mut flash)?;
     row.flash_max_err = Some(err);
-    let mut ok = err <= tol;
-    if !ok {
+    let tol = row.tolerance * row.max_abs_v;
+    if err > tol {
         row.error = Some(format!(
             "flash error {err:.3e} exceeds the tolerance {tol:.3e}"
         ));
     }
+    Ok(())
+}
 
-    // Baseline.
-    if args.baseline == OnOff::On {
-        let opts = MaterializedOptions {
-            force_packed_f16: args.packed_f16,
-            ..Default::default()
-        };
-        match Materialized::new_with(ctx, p, opts) {
-            Ok(base) => {
-                row.baseline_device_bytes = Some(
-                    plan.plan().tensor_bytes() - if p.with_lse { p.lse_len() * 4 } else { 0 }
-                        + base.scratch_bytes(),
-                );
-                let mut encode =
-                    |enc: &mut wgpu::CommandEncoder, set: usize, qs: Option<&wgpu::QuerySet>| {
-                        base.encode(enc, &bufs.attention(set), qs.map(|q| (q, 0, 1)))
-                    };
-                let bms = median(time_runs(ctx, timer, args, &mut encode)?);
-                row.baseline_ms = Some(bms);
-                row.baseline_tflops = Some(p.flops() as f64 / (bms * 1e-3) / 1e12);
-                row.speedup = Some(bms / ms);
-                let berr = verify(ctx, p, &bufs, &want, &oracle, &mut encode)?;
-                row.baseline_max_err = Some(berr);
-                if berr > tol {
-                    ok = false;
-                    row.error = Some(format!(
-                        "baseline error {berr:.3e} exceeds the tolerance {tol:.3e}"
-                    ));
-                }
-            }
-            Err(FlashError::DeviceLimit {
-                what,
-                needed,
-                limit,
-            }) => {
-                row.baseline_needed_bytes = Some(needed);
-                row.baseline_note = Some(format!(
-                    "cannot allocate ({needed} B needed, limit {limit} B: {what})"
+/// Times and checks the materialized baseline into the row template shared by the variants.
+fn bench_baseline(
+    ctx: &FlashContext,
+    timer: Option<&Timer>,
+    args: &Args,
+    p: &Attention,
+    setup: &Setup,
+    row: &mut Row,
+) -> wgpu_flash_attn::Result<()> {
+    let bufs = &setup.bufs;
+    let opts = MaterializedOptions {
+        force_packed_f16: args.packed_f16,
+        ..Default::default()
+    };
+    match Materialized::new_with(ctx, p, opts) {
+        Ok(base) => {
+            row.baseline_device_bytes = Some(
+                setup.tensor_bytes - if p.with_lse { p.lse_len() * 4 } else { 0 }
+                    + base.scratch_bytes(),
+            );
+            let mut encode =
+                |enc: &mut wgpu::CommandEncoder, set: usize, qs: Option<&wgpu::QuerySet>| {
+                    base.encode(enc, &bufs.attention(set), qs.map(|q| (q, 0, 1)))
+                };
+            let bms = median(time_runs(ctx, timer, args, &mut encode)?);
+            row.baseline_ms = Some(bms);
+            row.baseline_tflops = Some(p.flops() as f64 / (bms * 1e-3) / 1e12);
+            let berr = verify(ctx, p, bufs, &setup.want, &setup.oracle, &mut encode)?;
+            row.baseline_max_err = Some(berr);
+            let tol = row.tolerance * row.max_abs_v;
+            if berr > tol {
+                row.error = Some(format!(
+                    "baseline error {berr:.3e} exceeds the tolerance {tol:.3e}"
                 ));
             }
-            Err(e @ FlashError::BadOption { .. }) => {
-                row.baseline_note = Some(format!("not supported ({e})"));
-            }
-            Err(e) => {
-                row.baseline_note = Some(format!("cannot allocate ({e})"));
-            }
+        }
+        Err(FlashError::DeviceLimit {
+            what,
+            needed,
+            limit,
+        }) => {
+            row.baseline_needed_bytes = Some(needed);
+            row.baseline_note = Some(format!(
+                "cannot allocate ({needed} B needed, limit {limit} B: {what})"
+            ));
+        }
+        Err(e @ FlashError::BadOption { .. }) => {
+            row.baseline_note = Some(format!("not supported ({e})"));
+        }
+        Err(e) => {
+            row.baseline_note = Some(format!("cannot allocate ({e})"));
         }
     }
-    row.ok = ok;
     Ok(())
 }
 

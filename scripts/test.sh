@@ -14,6 +14,14 @@ echo "== tests on GL"
 # wgpu's GL backend runs all work on one GL context: run the tests one at a time.
 WGPU_BACKEND=gl cargo test --release --tests -- --test-threads=1
 
+echo "== benchmark report (benches/report.py on the stored H200 results)"
+report_dir="$(mktemp -d)"
+python3 benches/report.py bench-results/h200-2026-11-30/flash.json bench-results/h200-2026-11-30/torch.json \
+  --md "$report_dir/report.md" --svg "$report_dir/report.svg"
+python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$report_dir/report.svg"
+grep -q "torch FlashAttention-2" "$report_dir/report.md"
+rm -r "$report_dir"
+
 echo "== tests in a browser"
 # Headless Chromium, WebGPU on SwiftShader where there is no GPU; installs what it needs once.
 bash scripts/test-web.sh

@@ -26,6 +26,15 @@ const BIAS: bool = false;     // an additive f32 bias from mask_buf
 const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
 const WRITE_LSE: bool = true;
+// Q is read from device memory (through the cache) in the score loop instead of being kept in
+// workgroup memory: the plan sets this only for forced tiles that do not fit otherwise.
+const STREAM_Q: bool = false;
+// Subgroup tier: the TX threads of a row are TX adjacent lanes of one subgroup, and row maxima and
+// sums go through subgroup shuffles instead of workgroup memory. The host writes these functions
+// (shuffle offsets below TX) only for devices with SUBGROUP; here they are placeholders.
+const SUBGROUP_ROWS: bool = false;
+fn lanes_max(x: f32) -> f32 { return x; }
+fn lanes_sum(x: f32) -> f32 { return x; }
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
 fn pack4(x: vec4<f32>) -> Packed4 { return x; }
@@ -37,6 +46,8 @@ const RN: u32 = BN / TX;
 const RD4: u32 = (D4 + TX - 1u) / TX;
 const ROW4: u32 = D4 + 1u;      // padded tile row, in vec4s: consecutive rows start on different banks
 const PROW: u32 = BN + 1u;      // padded probability row
+const Q_LEN: u32 = select(BM * ROW4, 1u, STREAM_Q);  // q_tile is unused when Q is streamed
+const RED_LEN: u32 = select(BM * TX, 1u, SUBGROUP_ROWS);  // row_red is unused in the subgroup tier
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread moves
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
@@ -89,10 +100,10 @@ struct Params {
 // takes no mask) the prefix sums of the sequence lengths.
 @group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
 
-var<workgroup> q_tile: array<vec4<f32>, BM * ROW4>;
+var<workgroup> q_tile: array<vec4<f32>, Q_LEN>;
 var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
 var<workgroup> p_tile: array<f32, BM * PROW>;
-var<workgroup> row_red: array<f32, BM * TX>;
+var<workgroup> row_red: array<f32, RED_LEN>;
 
 @compute @workgroup_size(WG)
 fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -121,14 +132,16 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
     let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
 
-    for (var i = lid; i < BM * D4; i += WG) {
-        let r = i / D4;
-        let c = i % D4;
-        var x = vec4<f32>(0.0);
-        if (m0 + r < seq_q) {
-            x = unpack4(q_buf[q_base + (m0 + r) * params.q.z + c]);
+    if (!STREAM_Q) {
+        for (var i = lid; i < BM * D4; i += WG) {
+            let r = i / D4;
+            let c = i % D4;
+            var x = vec4<f32>(0.0);
+            if (m0 + r < seq_q) {
+                x = unpack4(q_buf[q_base + (m0 + r) * params.q.z + c]);
+            }
+            q_tile[r * ROW4 + c] = x;
         }
-        q_tile[r * ROW4 + c] = x;
     }
 
     // Keys outside [kv_start, kv_end) are masked for every row of this block: their tiles are never
@@ -151,6 +164,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
 
     var m_run: array<f32, RM>;
+    var tile_max: array<f32, RM>;  // SUBGROUP_ROWS: this tile's row maxima
     var l_run: array<f32, RM>;
     var acc: array<vec4<f32>, RM * RD4>;
     for (var i = 0u; i < RM; i++) {
@@ -202,7 +216,13 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         for (var c = 0u; c < D4; c++) {
             var qv: array<vec4<f32>, RM>;
             for (var i = 0u; i < RM; i++) {
-                qv[i] = q_tile[(ty + i * TY) * ROW4 + c];
+                if (STREAM_Q) {
+                    // Rows past the end read the last row: finite scores that are never written.
+                    let row = min(m0 + ty + i * TY, seq_q - 1u);
+                    qv[i] = unpack4(q_buf[q_base + row * params.q.z + c]);
+                } else {
+                    qv[i] = q_tile[(ty + i * TY) * ROW4 + c];
+                }
             }
             for (var j = 0u; j < RN; j++) {
                 let kv = kv_tile[(tx + j * TX) * ROW4 + c];
@@ -252,16 +272,25 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 s[i * RN + j] = x;
                 part_max = max(part_max, x);
             }
-            row_red[(ty + i * TY) * TX + tx] = part_max;
+            if (SUBGROUP_ROWS) {
+                tile_max[i] = lanes_max(part_max);
+            } else {
+                row_red[(ty + i * TY) * TX + tx] = part_max;
+            }
         }
+        // Also needed in the subgroup tier: V overwrites K in kv_tile below.
         workgroupBarrier();
 
         // Online softmax: new row max, rescale what was accumulated, probabilities of this tile.
         for (var i = 0u; i < RM; i++) {
             let r = ty + i * TY;
             var m_new = m_run[i];
-            for (var t = 0u; t < TX; t++) {
-                m_new = max(m_new, row_red[r * TX + t]);
+            if (SUBGROUP_ROWS) {
+                m_new = max(m_new, tile_max[i]);
+            } else {
+                for (var t = 0u; t < TX; t++) {
+                    m_new = max(m_new, row_red[r * TX + t]);
+                }
             }
             // Scores are kept unscaled and the scale is applied inside one fma, as FlashAttention does:
             // the rounding of m_new * scale_log2 is common to the whole row and cancels in O.
@@ -315,18 +344,24 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
 
     // Each thread summed only its own key columns: add the TX parts of every row.
-    workgroupBarrier();
-    for (var i = 0u; i < RM; i++) {
-        row_red[(ty + i * TY) * TX + tx] = l_run[i];
+    if (!SUBGROUP_ROWS) {
+        workgroupBarrier();
+        for (var i = 0u; i < RM; i++) {
+            row_red[(ty + i * TY) * TX + tx] = l_run[i];
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
     let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
     for (var i = 0u; i < RM; i++) {
         let r = ty + i * TY;
         let row = m0 + r;
         var l = 0.0;
-        for (var t = 0u; t < TX; t++) {
-            l += row_red[r * TX + t];
+        if (SUBGROUP_ROWS) {
+            l = lanes_sum(l_run[i]);
+        } else {
+            for (var t = 0u; t < TX; t++) {
+                l += row_red[r * TX + t];
+            }
         }
         if (row < seq_q) {
             // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the sink).

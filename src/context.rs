@@ -559,6 +559,8 @@ fn caps_of(device: &wgpu::Device, adapter: &wgpu::Adapter) -> DeviceCaps {
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
         coop_matrix_f16,
         compute_units: crate::kvcache::estimate_compute_units(&info.name),
+        vendor: info.vendor,
+        device_type: format!("{:?}", info.device_type),
         ..DeviceCaps::from_limits(&device.limits())
     }
 }

@@ -99,6 +99,9 @@ pub enum FlashError {
     /// Reading a result back from the GPU failed.
     #[error("reading back from the GPU failed: {0}")]
     Readback(String),
+    /// The autotuner's cache could not be read, parsed or written.
+    #[error("tuning cache: {0}")]
+    Cache(String),
 }
 
 /// Short for `Result<T, FlashError>`.

@@ -36,6 +36,11 @@ pub struct DeviceCaps {
     pub timestamp_query: bool,
     /// Subgroup size range when `SUBGROUP` is enabled.
     pub subgroup_sizes: Option<(u32, u32)>,
+    /// Vendor id as the backend reports it (a PCI vendor id on most backends: 0x10de NVIDIA,
+    /// 0x1002 AMD, 0x8086 Intel, 0x106b Apple; 0 where unknown). Picks the tile table's family.
+    pub vendor: u32,
+    /// Device type as wgpu names it ("DiscreteGpu", "IntegratedGpu", "Cpu", ...; empty if unknown).
+    pub device_type: String,
     /// The device has `EXPERIMENTAL_COOPERATIVE_MATRIX` enabled and its adapter lists a 16x16x16
     /// configuration with f16 A/B and f32 accumulators (what the tensor-core tier uses).
     pub coop_matrix_f16: bool,
@@ -70,9 +75,19 @@ impl DeviceCaps {
             shader_f16: false,
             timestamp_query: false,
             subgroup_sizes: None,
+            vendor: 0,
+            device_type: String::new(),
             coop_matrix_f16: false,
             compute_units: 0,
         }
+    }
+
+    /// Whether the subgroup tier can use rows of `threads_x` lanes on this device: the device has
+    /// `SUBGROUP` and `threads_x` is a power of two no larger than the smallest subgroup size, so it
+    /// divides every size the device may pick.
+    pub fn subgroup_rows_fit(&self, threads_x: u32) -> bool {
+        self.subgroup_sizes
+            .is_some_and(|(min, _)| threads_x.is_power_of_two() && threads_x <= min)
     }
 }
 
@@ -124,20 +139,7 @@ impl Tiles {
         self.threads_x * self.threads_y
     }
 
-    /// Bytes of workgroup memory `kernel` uses with these tiles at this head dimension.
-    pub fn workgroup_bytes_for(&self, kernel: Kernel, head_dim: u32) -> u32 {
-        match kernel {
-            Kernel::ForwardCoopMatrix => {
-                // K and V tiles (f16, padded rows), per subgroup a 16-row block of f32 scores and
-                // of f16 probabilities, a scale per row, and 8 words of flags and sequence info.
-                let (bn, bm) = (self.block_n, self.block_m);
-                2 * bn * (head_dim + 8) * 2 + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32
-            }
-            _ => self.workgroup_bytes(head_dim),
-        }
-    }
-
-    /// Bytes of workgroup memory the portable forward kernel uses with these tiles at this head dimension:
+    /// Bytes of workgroup memory the forward kernel uses with these tiles at this head dimension:
     /// Q tile and one K/V tile (f32, rows padded by 4 elements against bank conflicts), the
     /// probability tile, and one float per thread for row reductions.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
@@ -206,6 +208,10 @@ pub struct Plan {
     pub grid: [u32; 3],
     /// Workgroup memory per workgroup, bytes.
     pub workgroup_bytes: u32,
+    /// Q is read from device memory in the score loop instead of kept in workgroup memory. Only
+    /// for forced tiles that fit no other way (a candidate for larger tiles; the tile table never
+    /// relies on it).
+    pub stream_q: bool,
     /// Device memory the kernel itself allocates beyond the caller's tensors (the params uniform).
     pub scratch_bytes: u64,
 }
@@ -261,18 +267,9 @@ pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
 /// Plans `problem` for a device with some choices forced.
 pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Plan> {
     problem.validate()?;
-    let kernel = choose_kernel(problem, caps, options)?;
     let storage = storage_for(problem.dtype, caps, options.force_packed_f16);
     let d = problem.head_dim;
-    let tiles = match (kernel, options.tiles) {
-        (Kernel::ForwardCoopMatrix, Some(t)) => t, // checked by choose_kernel
-        (Kernel::ForwardCoopMatrix, None) => choose_coop_tiles(d, caps)?,
-        (_, Some(t)) => {
-            check_tiles(&t, d, caps)?;
-            t
-        }
-        (_, None) => choose_tiles(d, caps)?,
-    };
+    let (kernel, tiles, stream_q) = choose_kernel_and_tiles(problem, caps, options)?;
     check_bindings(problem, caps)?;
     let grid = [
         problem.seq_q.div_ceil(tiles.block_m),
@@ -298,27 +295,143 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         storage,
         tiles,
         grid,
-        workgroup_bytes: tiles.workgroup_bytes_for(kernel, d),
+        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q),
+        stream_q,
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
     })
 }
 
-/// The kernel to run: the forced one if the device and the problem allow it, else the best the
-/// device offers for this problem (with these options).
-fn choose_kernel(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> Result<Kernel> {
-    match options.kernel {
-        Some(Kernel::ForwardPortable) => Ok(Kernel::ForwardPortable),
+/// The kernel and tiles to run, and whether Q is streamed. A forced kernel must work on the device
+/// (and with forced tiles); otherwise tiles come first (the forced ones, or the tile table's
+/// choice for this device) and the subgroup tier is used where the device has `SUBGROUP` and
+/// those tiles' rows fit a subgroup. Forced tiles whose Q tile does not fit workgroup memory
+/// stream Q instead.
+fn choose_kernel_and_tiles(
+    problem: &Attention,
+    caps: &DeviceCaps,
+    options: PlanOptions,
+) -> Result<(Kernel, Tiles, bool)> {
+    let head_dim = problem.head_dim;
+    // The tensor-core tier first: forced (an error if it cannot run), or where it can.
+    let coop = match options.kernel {
         Some(Kernel::ForwardCoopMatrix) => {
             coop_usable(problem, caps, options)?;
-            Ok(Kernel::ForwardCoopMatrix)
+            true
         }
-        Some(k) => Err(FlashError::MissingFeature {
-            what: k.name(),
-            feature: "a kernel this build does not implement yet",
-        }),
-        None if coop_usable(problem, caps, options).is_ok() => Ok(Kernel::ForwardCoopMatrix),
-        None => Ok(Kernel::ForwardPortable),
+        None => coop_usable(problem, caps, options).is_ok(),
+        Some(_) => false,
+    };
+    if coop {
+        let tiles = match options.tiles {
+            Some(t) => t, // checked by coop_usable
+            None => choose_coop_tiles(head_dim, caps)?,
+        };
+        return Ok((Kernel::ForwardCoopMatrix, tiles, false));
     }
+    let (kernel, tiles) = match (
+        choose_kernel_and_tiles_in_memory(head_dim, caps, options),
+        options.tiles,
+    ) {
+        (Err(e @ FlashError::DeviceLimit { .. }), Some(forced)) => {
+            // Retry with the room the Q tile would take: Q is streamed then. If that fails too,
+            // the first error has the device's real numbers.
+            let roomier = DeviceCaps {
+                max_workgroup_storage_bytes: caps
+                    .max_workgroup_storage_bytes
+                    .saturating_add(q_tile_bytes(&forced, head_dim)),
+                ..caps.clone()
+            };
+            choose_kernel_and_tiles_in_memory(head_dim, &roomier, options).map_err(|_| e)?
+        }
+        (chosen, _) => chosen?,
+    };
+    let stream_q =
+        workgroup_bytes(kernel, &tiles, head_dim, false) > caps.max_workgroup_storage_bytes;
+    Ok((kernel, tiles, stream_q))
+}
+
+/// `DeviceCaps::backend` of WebGPU in a browser, where the subgroup tier is not offered: the
+/// browser compiles the WGSL itself and wants `enable subgroups;`, which naga 30 rejects.
+const BROWSER_BACKEND: &str = "BrowserWebGpu";
+
+/// Bytes of the Q tile in workgroup memory (less the one element that stays declared).
+fn q_tile_bytes(t: &Tiles, head_dim: u32) -> u32 {
+    16 * (t.block_m * (head_dim / 4 + 1) - 1)
+}
+
+fn choose_kernel_and_tiles_in_memory(
+    head_dim: u32,
+    caps: &DeviceCaps,
+    options: PlanOptions,
+) -> Result<(Kernel, Tiles)> {
+    match options.kernel {
+        Some(Kernel::ForwardCoopMatrix) => {
+            unreachable!("choose_kernel_and_tiles plans the cooperative-matrix kernel")
+        }
+        Some(Kernel::ForwardSubgroup) => {
+            if caps.subgroup_sizes.is_none() {
+                return Err(FlashError::MissingFeature {
+                    what: Kernel::ForwardSubgroup.name(),
+                    feature: "SUBGROUP",
+                });
+            }
+            if caps.backend == BROWSER_BACKEND {
+                return Err(FlashError::MissingFeature {
+                    what: Kernel::ForwardSubgroup.name(),
+                    feature: "SUBGROUP outside the browser (a browser's WGSL needs `enable subgroups;`, which naga 30 cannot parse yet)",
+                });
+            }
+            let tiles = match options.tiles {
+                Some(t) => {
+                    check_tiles(Kernel::ForwardSubgroup, &t, head_dim, caps)?;
+                    t
+                }
+                None => choose_tiles(Kernel::ForwardSubgroup, head_dim, caps)?,
+            };
+            Ok((Kernel::ForwardSubgroup, tiles))
+        }
+        forced @ (None | Some(Kernel::ForwardPortable)) => {
+            let tiles = match options.tiles {
+                Some(t) => {
+                    check_tiles(Kernel::ForwardPortable, &t, head_dim, caps)?;
+                    t
+                }
+                None => choose_tiles(Kernel::ForwardPortable, head_dim, caps)?,
+            };
+            let subgroup = forced.is_none()
+                && caps.backend != BROWSER_BACKEND
+                && check_tiles(Kernel::ForwardSubgroup, &tiles, head_dim, caps).is_ok();
+            Ok((
+                if subgroup {
+                    Kernel::ForwardSubgroup
+                } else {
+                    Kernel::ForwardPortable
+                },
+                tiles,
+            ))
+        }
+    }
+}
+
+/// Bytes of workgroup memory a kernel uses with these tiles: the subgroup tier needs no row
+/// reduction buffer (one float of it stays declared).
+fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32, stream_q: bool) -> u32 {
+    if kernel == Kernel::ForwardCoopMatrix {
+        // K and V tiles (f16, padded rows), per subgroup a 16-row block of f32 scores and of f16
+        // probabilities, a scale per row, and 8 words of flags and sequence info.
+        let (bn, bm) = (t.block_n, t.block_m);
+        return 2 * bn * (head_dim + 8) * 2 + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32;
+    }
+    let reductions = match kernel {
+        Kernel::ForwardSubgroup => 4 * (t.block_m * t.threads_x - 1),
+        _ => 0,
+    };
+    let q = if stream_q {
+        q_tile_bytes(t, head_dim)
+    } else {
+        0
+    };
+    t.workgroup_bytes(head_dim) - reductions - q
 }
 
 /// Why the tensor-core tier cannot run this problem here, if it cannot.
@@ -385,11 +498,25 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
                   and block_n a multiple of 16",
         });
     }
-    check_limits(
-        t,
-        t.workgroup_bytes_for(Kernel::ForwardCoopMatrix, head_dim),
-        caps,
-    )
+    let limit = caps
+        .max_invocations_per_workgroup
+        .min(caps.max_workgroup_size_x);
+    if t.threads() > limit {
+        return Err(FlashError::DeviceLimit {
+            what: "invocations per workgroup",
+            needed: t.threads() as u64,
+            limit: limit as u64,
+        });
+    }
+    let bytes = workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false);
+    if bytes > caps.max_workgroup_storage_bytes {
+        return Err(FlashError::DeviceLimit {
+            what: "max_compute_workgroup_storage_size (bytes)",
+            needed: bytes as u64,
+            limit: caps.max_workgroup_storage_bytes as u64,
+        });
+    }
+    Ok(())
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
@@ -409,7 +536,8 @@ fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
             FlashError::DeviceLimit {
                 what:
                     "max_compute_workgroup_storage_size (bytes, smallest cooperative-matrix tile)",
-                needed: smallest.workgroup_bytes_for(Kernel::ForwardCoopMatrix, head_dim) as u64,
+                needed: workgroup_bytes(Kernel::ForwardCoopMatrix, &smallest, head_dim, false)
+                    as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })
@@ -460,7 +588,7 @@ pub(crate) fn check_bindings(problem: &Attention, caps: &DeviceCaps) -> Result<(
     Ok(())
 }
 
-fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     if !t.well_formed() {
         return Err(FlashError::BadOption {
             what: "tiles",
@@ -468,11 +596,16 @@ fn check_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
             why: "block_m must be a positive multiple of threads_y and block_n of threads_x",
         });
     }
-    check_limits(t, t.workgroup_bytes(head_dim), caps)
-}
-
-/// Invocations and workgroup memory of a tile against the device's limits.
-fn check_limits(t: &Tiles, bytes: u32, caps: &DeviceCaps) -> Result<()> {
+    if kernel == Kernel::ForwardSubgroup && !caps.subgroup_rows_fit(t.threads_x) {
+        return Err(FlashError::BadOption {
+            what: "tiles (subgroup kernel)",
+            got: format!(
+                "threads_x {} with subgroup sizes {:?}",
+                t.threads_x, caps.subgroup_sizes
+            ),
+            why: "threads_x must be a power of two no larger than the smallest subgroup size",
+        });
+    }
     let limit = caps
         .max_invocations_per_workgroup
         .min(caps.max_workgroup_size_x);
@@ -483,6 +616,7 @@ fn check_limits(t: &Tiles, bytes: u32, caps: &DeviceCaps) -> Result<()> {
             limit: limit as u64,
         });
     }
+    let bytes = workgroup_bytes(kernel, t, head_dim, false);
     if bytes > caps.max_workgroup_storage_bytes {
         return Err(FlashError::DeviceLimit {
             what: "max_compute_workgroup_storage_size (bytes)",
@@ -493,20 +627,24 @@ fn check_limits(t: &Tiles, bytes: u32, caps: &DeviceCaps) -> Result<()> {
     Ok(())
 }
 
-/// First table entry that fits, preferring entries whose threads_x does not exceed head_dim / 4
-/// (wider rows would leave threads idle in the output update).
-fn choose_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
-    let fits = |t: &Tiles| check_tiles(t, head_dim, caps).is_ok();
-    tuning::forward_candidates()
+/// First entry of this device's tile list (`tuning::candidates_for`) that fits, preferring entries
+/// whose threads_x does not exceed head_dim / 4 (wider rows would leave threads idle in the output
+/// update).
+fn choose_tiles(kernel: Kernel, head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
+    let fits = |t: &Tiles| check_tiles(kernel, t, head_dim, caps).is_ok();
+    let candidates = tuning::candidates_for(caps);
+    candidates
+        .iter()
+        .copied()
         .find(|t| fits(t) && t.threads_x <= (head_dim / 4).max(4))
-        .or_else(|| tuning::forward_candidates().find(fits))
+        .or_else(|| candidates.iter().copied().find(fits))
         .ok_or_else(|| {
             let smallest = tuning::forward_candidates()
                 .last()
                 .expect("table is not empty");
             FlashError::DeviceLimit {
                 what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
-                needed: smallest.workgroup_bytes(head_dim) as u64,
+                needed: workgroup_bytes(kernel, &smallest, head_dim, false) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })

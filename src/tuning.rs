@@ -1,17 +1,113 @@
-//! Tile candidates for the portable forward kernel, in order of preference.
+//! Tile sizes for the forward kernels: a small table per device family, then a generic list.
 //!
-//! The plan walks this table and takes the first entry that fits the device (workgroup storage,
-//! invocations) and suits the head dimension. Larger tiles reuse each K/V tile for more query rows
-//! and give each thread more independent multiply-adds; smaller tiles fit WebGPU's default limits.
+//! The plan walks [`candidates_for`] and takes the first entry that fits the device (workgroup
+//! storage, invocations) and suits the head dimension; the subgroup tier is used where that entry's
+//! rows (`threads_x` lanes) fit the device's smallest subgroup. Larger tiles reuse each K/V tile
+//! for more query rows and give each thread more independent multiply-adds; smaller tiles fit
+//! WebGPU's default limits. [`crate::autotune`] (native) measures candidates on the caller's
+//! adapter instead and caches the winner.
+//!
+//! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
+//! |---|---|---|---|
+//! | NVIDIA | vendor 0x10de | 32x32x16x16, 48x16x16x16, 64x32x16x16 | measured on an H200 (BENCHMARKS.md) |
+//! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
+//! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
+//! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
+//! | mobile | vendor 0x5143 (Qualcomm), 0x13b5 (Arm), 0x1010 (Imagination) | 16x32x16x8, 16x16x8x8 | starting point: small workgroup memory, shared with other work |
+//! | software | device type Cpu, or lavapipe / llvmpipe / SwiftShader / WARP by name | 32x32x8x16, 16x16x8x8 | starting point: lavapipe's subgroups are 8 lanes |
+//! | browser | backend BrowserWebGpu | 16x32x16x8, 16x16x16x8 | WebGPU's default 16 KiB of workgroup storage |
+//! | other | anything else | the generic list | |
+//!
+//! Every family's entries are followed by the generic list ([`forward_candidates`]), so a device
+//! whose limits reject the family's tiles still gets the largest tile that fits.
 
-use crate::plan::Tiles;
+use crate::plan::{DeviceCaps, Tiles};
 
-/// (block_m, block_n, threads_x, threads_y), largest first.
-///
-/// Measured on the H200 (f32, N=8k, BENCHMARKS.md): 32x32x16x16 is the fastest that fits 48 KiB at
-/// d=64 (12.4 TFLOP/s, against 11.9 for 64x32x16x16) and at d=128 (10.3, against 10.1 for 48x16x16x16
-/// and 8.3 or less for the rest).
-const FORWARD_CANDIDATES: &[(u32, u32, u32, u32)] = &[
+/// Device families with their own tile preferences (see the module table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceFamily {
+    /// NVIDIA GPUs.
+    Nvidia,
+    /// AMD GPUs.
+    Amd,
+    /// Apple GPUs.
+    Apple,
+    /// Intel GPUs.
+    Intel,
+    /// Mobile GPUs: Qualcomm Adreno, Arm Mali, Imagination PowerVR.
+    Mobile,
+    /// Rasterizers running on the CPU: lavapipe, llvmpipe, SwiftShader, WARP.
+    Software,
+    /// WebGPU in a browser (which hides the vendor).
+    Browser,
+    /// Anything not recognised.
+    Other,
+}
+
+impl DeviceFamily {
+    /// The family of a device, from its backend, device type, name and vendor id.
+    pub fn of(caps: &DeviceCaps) -> DeviceFamily {
+        let name = caps.name.to_ascii_lowercase();
+        let software = [
+            "llvmpipe",
+            "lavapipe",
+            "swiftshader",
+            "basic render",
+            "warp",
+        ];
+        if caps.backend == "BrowserWebGpu" {
+            DeviceFamily::Browser
+        } else if caps.device_type == "Cpu" || software.iter().any(|s| name.contains(s)) {
+            DeviceFamily::Software
+        } else {
+            match caps.vendor {
+                0x10de => DeviceFamily::Nvidia,
+                0x1002 | 0x1022 => DeviceFamily::Amd,
+                0x106b => DeviceFamily::Apple,
+                0x8086 => DeviceFamily::Intel,
+                0x5143 | 0x13b5 | 0x1010 => DeviceFamily::Mobile,
+                _ if name.starts_with("apple") => DeviceFamily::Apple,
+                _ => DeviceFamily::Other,
+            }
+        }
+    }
+
+    /// Short name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceFamily::Nvidia => "nvidia",
+            DeviceFamily::Amd => "amd",
+            DeviceFamily::Apple => "apple",
+            DeviceFamily::Intel => "intel",
+            DeviceFamily::Mobile => "mobile",
+            DeviceFamily::Software => "software",
+            DeviceFamily::Browser => "browser",
+            DeviceFamily::Other => "other",
+        }
+    }
+}
+
+/// (block_m, block_n, threads_x, threads_y).
+type TileRow = (u32, u32, u32, u32);
+
+/// Tiles per family, best first (the module table says why).
+const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
+    // H200, f32, N=8k: 32x32x16x16 is the fastest that fits 48 KiB at d=64 (12.4 TFLOP/s, 11.9
+    // for 64x32x16x16) and at d=128 (10.3, 10.1 for 48x16x16x16, 8.3 or less for the rest).
+    (
+        DeviceFamily::Nvidia,
+        &[(32, 32, 16, 16), (48, 16, 16, 16), (64, 32, 16, 16)],
+    ),
+    (DeviceFamily::Amd, &[(32, 32, 16, 16), (64, 32, 16, 16)]),
+    (DeviceFamily::Apple, &[(32, 32, 16, 16), (16, 32, 16, 8)]),
+    (DeviceFamily::Intel, &[(32, 32, 8, 16), (32, 32, 16, 16)]),
+    (DeviceFamily::Mobile, &[(16, 32, 16, 8), (16, 16, 8, 8)]),
+    (DeviceFamily::Software, &[(32, 32, 8, 16), (16, 16, 8, 8)]),
+    (DeviceFamily::Browser, &[(16, 32, 16, 8), (16, 16, 16, 8)]),
+];
+
+/// The generic list, largest first: what follows every family's own entries.
+const FORWARD_CANDIDATES: &[TileRow] = &[
     (32, 32, 16, 16),
     (64, 32, 16, 16),
     (48, 16, 16, 16),
@@ -26,16 +122,124 @@ const FORWARD_CANDIDATES: &[(u32, u32, u32, u32)] = &[
     (4, 4, 4, 4),
 ];
 
-/// The candidate tiles for the portable forward kernel, best first.
+fn tiles((block_m, block_n, threads_x, threads_y): TileRow) -> Tiles {
+    Tiles {
+        block_m,
+        block_n,
+        threads_x,
+        threads_y,
+    }
+}
+
+/// The generic candidate tiles for the forward kernels, best first.
 pub fn forward_candidates() -> impl Iterator<Item = Tiles> {
-    FORWARD_CANDIDATES
+    FORWARD_CANDIDATES.iter().copied().map(tiles)
+}
+
+/// A family's own entries, best first (empty for [`DeviceFamily::Other`]).
+pub fn family_tiles(family: DeviceFamily) -> Vec<Tiles> {
+    FAMILY_TILES
         .iter()
-        .map(|&(block_m, block_n, threads_x, threads_y)| Tiles {
-            block_m,
-            block_n,
-            threads_x,
-            threads_y,
-        })
+        .find(|(f, _)| *f == family)
+        .map_or(Vec::new(), |(_, t)| t.iter().copied().map(tiles).collect())
+}
+
+/// The candidates for a device, best first: its family's entries, then the generic list (each
+/// tile once). Whether one fits the device is the plan's business.
+pub fn candidates_for(caps: &DeviceCaps) -> Vec<Tiles> {
+    let mut out = family_tiles(DeviceFamily::of(caps));
+    for t in forward_candidates() {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(name: &str, backend: &str, vendor: u32, device_type: &str) -> DeviceCaps {
+        DeviceCaps {
+            name: name.into(),
+            backend: backend.into(),
+            vendor,
+            device_type: device_type.into(),
+            ..DeviceCaps::from_limits(&wgpu::Limits::default())
+        }
+    }
+
+    #[test]
+    fn families_are_recognised() {
+        let cases = [
+            (
+                caps("NVIDIA H200", "Vulkan", 0x10de, "DiscreteGpu"),
+                DeviceFamily::Nvidia,
+            ),
+            (
+                caps("AMD Radeon RX 7900", "Vulkan", 0x1002, "DiscreteGpu"),
+                DeviceFamily::Amd,
+            ),
+            (
+                caps("Apple M2", "Metal", 0, "IntegratedGpu"),
+                DeviceFamily::Apple,
+            ),
+            (
+                caps("Intel(R) Arc(tm)", "Vulkan", 0x8086, "DiscreteGpu"),
+                DeviceFamily::Intel,
+            ),
+            (
+                caps("Adreno (TM) 740", "Vulkan", 0x5143, "IntegratedGpu"),
+                DeviceFamily::Mobile,
+            ),
+            (
+                caps("llvmpipe (LLVM 19.1.7, 256 bits)", "Vulkan", 0x10005, "Cpu"),
+                DeviceFamily::Software,
+            ),
+            (
+                caps("SwiftShader Device", "Vulkan", 0x1ae0, "Cpu"),
+                DeviceFamily::Software,
+            ),
+            (caps("", "BrowserWebGpu", 0, "Other"), DeviceFamily::Browser),
+            (
+                caps("Some GPU", "Dx12", 0x1234, "DiscreteGpu"),
+                DeviceFamily::Other,
+            ),
+        ];
+        for (c, want) in cases {
+            assert_eq!(DeviceFamily::of(&c), want, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn candidates_start_with_the_family_and_hold_every_generic_tile_once() {
+        let c = caps("llvmpipe", "Vulkan", 0x10005, "Cpu");
+        let list = candidates_for(&c);
+        assert_eq!(list[..2], family_tiles(DeviceFamily::Software)[..]);
+        for t in forward_candidates() {
+            assert_eq!(list.iter().filter(|x| **x == t).count(), 1, "{t:?}");
+        }
+        let other = candidates_for(&caps("x", "Dx12", 0x1234, "DiscreteGpu"));
+        assert!(other.iter().copied().eq(forward_candidates()));
+    }
+
+    #[test]
+    fn every_family_entry_is_well_formed() {
+        for (family, entries) in FAMILY_TILES {
+            for &e in *entries {
+                let t = tiles(e);
+                assert!(
+                    t.block_m % t.threads_y == 0 && t.block_n % t.threads_x == 0,
+                    "{family:?} {t:?}"
+                );
+                assert!(
+                    t.threads() <= 256,
+                    "{family:?} {t:?} exceeds WebGPU's default"
+                );
+            }
+        }
+    }
 }
 
 /// (block_n, subgroups) for the cooperative-matrix forward kernel, best first. Each subgroup owns

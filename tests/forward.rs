@@ -121,15 +121,17 @@ fn fully_masked_rows_give_zero_and_minus_infinity() {
             .causal(true)
             .with_lse(true);
         let inputs = Inputs::new(&p, 5, 1.0);
-        let got = common::run_gpu(ctx(), &p, options, &inputs);
-        for i in 0..70 {
-            assert!(
-                got.out[i * 16..(i + 1) * 16].iter().all(|&x| x == 0.0),
-                "row {i} must be 0"
-            );
-            assert_eq!(got.lse[i], f32::NEG_INFINITY, "lse of row {i}");
+        for (kernel, got) in common::run_tiers(&p, options, &inputs) {
+            eprintln!("checking the {} tier", kernel.name());
+            for i in 0..70 {
+                assert!(
+                    got.out[i * 16..(i + 1) * 16].iter().all(|&x| x == 0.0),
+                    "row {i} must be 0"
+                );
+                assert_eq!(got.lse[i], f32::NEG_INFINITY, "lse of row {i}");
+            }
+            assert!(got.lse[70].is_finite() && got.out[70 * 16..].iter().any(|&x| x != 0.0));
         }
-        assert!(got.lse[70].is_finite() && got.out[70 * 16..].iter().any(|&x| x != 0.0));
         check(&p, options, 5, 1.0);
     }
 }
@@ -156,8 +158,10 @@ fn large_logits_do_not_overflow() {
             max_logit > 3e3,
             "the case must reach large logits, max was {max_logit}"
         );
-        let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
-        assert!(got.out.iter().chain(&got.lse).all(|x| x.is_finite()));
+        for (kernel, got) in common::run_tiers(&p, PlanOptions::default(), &inputs) {
+            eprintln!("checking the {} tier", kernel.name());
+            assert!(got.out.iter().chain(&got.lse).all(|x| x.is_finite()));
+        }
         check(&p, PlanOptions::default(), 11, 25.0);
     }
 }
@@ -275,4 +279,39 @@ fn negative_and_zero_scales() {
             check(&p, PlanOptions::default(), 51, 1.0);
         }
     }
+}
+
+#[test]
+fn streamed_q_for_forced_tiles_too_large_for_workgroup_memory() {
+    // Tiles whose Q tile does not fit this adapter's workgroup memory at d=256: the plan streams Q
+    // from device memory instead. Query counts that are not multiples of block_m exercise the
+    // rows past the end (clamped reads, never written).
+    let limit = ctx().caps().max_workgroup_storage_bytes;
+    let mut tried = 0;
+    for tiles in wgpu_flash_attn::tuning::forward_candidates() {
+        for (dtype, causal) in [(DType::F32, false), (DType::F16, true)] {
+            let p = Attention::new(1, 2, 1, 45, 77, 256)
+                .dtype(dtype)
+                .causal(causal)
+                .with_lse(true);
+            let options = PlanOptions {
+                tiles: Some(tiles),
+                ..Default::default()
+            };
+            let Ok(plan) = ctx().plan_with(&p, options) else {
+                continue;
+            };
+            if !plan.plan().stream_q {
+                assert!(tiles.workgroup_bytes(256) <= limit, "{tiles:?}");
+                continue;
+            }
+            assert!(plan.plan().workgroup_bytes <= limit, "{:?}", plan.plan());
+            check(&p, options, 71, 1.0);
+            tried += 1;
+        }
+    }
+    assert!(
+        tried >= 2,
+        "only {tried} streamed-Q cases ran (limit {limit} B)"
+    );
 }

@@ -46,7 +46,10 @@ fn every_forward_variant_validates_and_translates() {
     caps.max_invocations_per_workgroup = 1024;
     caps.max_workgroup_size_x = 1024;
     caps.shader_f16 = true;
+    // Subgroups of 16 to 64 lanes: the subgroup tier takes tiles with threads_x up to 16.
+    caps.subgroup_sizes = Some((16, 64));
     let mut n = 0;
+    let mut subgroup = 0;
     for d in [4, 12, 36, 64, 100, 128, 256] {
         for (dtype, packed) in [
             (DType::F32, false),
@@ -60,7 +63,9 @@ fn every_forward_variant_validates_and_translates() {
                 (true, true, false),
                 (true, true, true),
             ] {
-                for tiles in tuning::forward_candidates() {
+                for (tiles, kernel) in tuning::forward_candidates()
+                    .flat_map(|t| [(t, Kernel::ForwardPortable), (t, Kernel::ForwardSubgroup)])
+                {
                     let mut p = Attention::new(1, 1, 1, 4, 4, d)
                         .dtype(dtype)
                         .causal(causal)
@@ -87,7 +92,7 @@ fn every_forward_variant_validates_and_translates() {
                         PlanOptions {
                             tiles: Some(tiles),
                             force_packed_f16: packed,
-                            ..Default::default()
+                            kernel: Some(kernel),
                         },
                     ) else {
                         continue;
@@ -95,10 +100,11 @@ fn every_forward_variant_validates_and_translates() {
                     validate(
                         &forward::shader_source(&plan),
                         &format!(
-                            "forward d={d} {dtype:?} packed={packed} causal={causal} all options={all} {tiles:?}"
+                            "forward {kernel:?} d={d} {dtype:?} packed={packed} causal={causal} all options={all} {tiles:?}"
                         ),
                     );
                     n += 1;
+                    subgroup += usize::from(kernel == Kernel::ForwardSubgroup);
                 }
             }
         }
@@ -126,7 +132,8 @@ fn every_forward_variant_validates_and_translates() {
             }
         }
     }
-    assert!(n > 200, "only {n} variants");
+    assert!(n > 400, "only {n} variants");
+    assert!(subgroup > 200, "only {subgroup} subgroup variants");
 }
 
 #[test]

@@ -50,19 +50,21 @@ fn window_tiles_outside_the_band_are_not_visited() {
     {
         *x = f32::NAN;
     }
-    let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
-    assert!(
-        got.out.iter().chain(&got.lse).all(|x| x.is_finite()),
-        "a tile outside the band was read"
-    );
     let want = wgpu_flash_attn::reference::attention(&p, &inputs.q, &inputs.k, &inputs.v);
-    let err = got
-        .out
-        .iter()
-        .zip(&want.out)
-        .map(|(g, w)| (*g as f64 - w).abs())
-        .fold(0.0, f64::max);
-    assert!(err < 1e-5, "error {err}");
+    for (kernel, got) in common::run_tiers(&p, PlanOptions::default(), &inputs) {
+        eprintln!("checking the {} tier", kernel.name());
+        assert!(
+            got.out.iter().chain(&got.lse).all(|x| x.is_finite()),
+            "a tile outside the band was read"
+        );
+        let err = got
+            .out
+            .iter()
+            .zip(&want.out)
+            .map(|(g, w)| (*g as f64 - w).abs())
+            .fold(0.0, f64::max);
+        assert!(err < 1e-5, "error {err}");
+    }
     // The plan counts the same: each block visits its band only, not all of N.
     let long = Attention::new(1, 1, 1, 4096, 4096, 64).window_size(64, 0);
     let plan = ctx().plan(&long).unwrap();
@@ -120,20 +122,22 @@ fn sinks_give_rows_without_keys_their_own_lse() {
         .sinks(true)
         .with_lse(true);
     let inputs = Inputs::new(&p, 9, 1.0);
-    let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
-    let sinks = inputs.sinks.as_ref().unwrap();
-    for (h, &sink) in sinks.iter().enumerate() {
-        for i in 0..30 {
-            let row = (i * 2 + h) * 16;
-            assert!(
-                got.out[row..row + 16].iter().all(|&x| x == 0.0),
-                "row {i} head {h} must be 0"
-            );
-            let lse = got.lse[h * 50 + i];
-            assert!(
-                (lse - sink).abs() < 1e-6,
-                "lse {lse} of a row without keys must be the sink {sink}"
-            );
+    for (kernel, got) in common::run_tiers(&p, PlanOptions::default(), &inputs) {
+        eprintln!("checking the {} tier", kernel.name());
+        let sinks = inputs.sinks.as_ref().unwrap();
+        for (h, &sink) in sinks.iter().enumerate() {
+            for i in 0..30 {
+                let row = (i * 2 + h) * 16;
+                assert!(
+                    got.out[row..row + 16].iter().all(|&x| x == 0.0),
+                    "row {i} head {h} must be 0"
+                );
+                let lse = got.lse[h * 50 + i];
+                assert!(
+                    (lse - sink).abs() < 1e-6,
+                    "lse {lse} of a row without keys must be the sink {sink}"
+                );
+            }
         }
     }
     check(&p, PlanOptions::default(), 9, 1.0);
@@ -174,10 +178,12 @@ fn rows_masked_entirely_by_a_bias_give_zero() {
     for j in 0..30 {
         bias[3 * 30 + j] = f32::NEG_INFINITY; // row 3 sees nothing
     }
-    let got = common::run_gpu(ctx(), &p, PlanOptions::default(), &inputs);
-    assert!(got.out[3 * 8..4 * 8].iter().all(|&x| x == 0.0));
-    assert_eq!(got.lse[3], f32::NEG_INFINITY);
-    assert!(got.out.iter().all(|x| x.is_finite()));
+    for (kernel, got) in common::run_tiers(&p, PlanOptions::default(), &inputs) {
+        eprintln!("checking the {} tier", kernel.name());
+        assert!(got.out[3 * 8..4 * 8].iter().all(|&x| x == 0.0));
+        assert_eq!(got.lse[3], f32::NEG_INFINITY);
+        assert!(got.out.iter().all(|x| x.is_finite()));
+    }
 }
 
 #[test]

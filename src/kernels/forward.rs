@@ -55,7 +55,8 @@ pub fn shader_source(plan: &Plan) -> String {
     let header = format!(
         "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
          const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n\
+         const STREAM_Q: bool = {};\n{}{}",
         p.head_dim / 4,
         t.block_m,
         t.block_n,
@@ -70,6 +71,8 @@ pub fn shader_source(plan: &Plan) -> String {
         matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
         p.cu_seqlens.is_some(),
         p.with_lse,
+        plan.stream_q,
+        row_reductions_wgsl(plan.kernel, t.threads_x),
         super::storage_wgsl(plan.storage),
     );
     let (rm, rn) = (t.block_m / t.threads_y, t.block_n / t.threads_x);
@@ -88,6 +91,38 @@ pub fn shader_source(plan: &Plan) -> String {
             ("TX", t.threads_x),
             ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
         ],
+    )
+}
+
+/// WGSL for the row reductions: the subgroup tier combines the `threads_x` lanes of a row with a
+/// butterfly of `subgroupShuffleXor` (offsets below `threads_x`, so each lane only meets lanes of
+/// its own row whatever the subgroup size, as long as `threads_x` divides it: the plan checks);
+/// the portable tier goes through workgroup memory and only needs placeholders.
+fn row_reductions_wgsl(kernel: Kernel, threads_x: u32) -> String {
+    if kernel != Kernel::ForwardSubgroup {
+        return "const SUBGROUP_ROWS: bool = false;\n\
+                fn lanes_max(x: f32) -> f32 { return x; }\n\
+                fn lanes_sum(x: f32) -> f32 { return x; }\n"
+            .into();
+    }
+    let mut offsets = Vec::new();
+    let mut o = threads_x / 2;
+    while o > 0 {
+        offsets.push(o);
+        o /= 2;
+    }
+    let steps = |op: &str| -> String {
+        offsets
+            .iter()
+            .map(|o| format!(" r = {op}; ", op = op.replace("OFF", &format!("{o}u"))))
+            .collect()
+    };
+    format!(
+        "const SUBGROUP_ROWS: bool = true;\n\
+         fn lanes_max(x: f32) -> f32 {{ var r = x;{} return r; }}\n\
+         fn lanes_sum(x: f32) -> f32 {{ var r = x;{} return r; }}\n",
+        steps("max(r, subgroupShuffleXor(r, OFF))"),
+        steps("r + subgroupShuffleXor(r, OFF)"),
     )
 }
 

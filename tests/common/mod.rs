@@ -357,13 +357,124 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
     out
 }
 
-/// Checks one case against the oracle with the 2x-naive rule; returns (kernel error, naive error).
 #[cfg(not(target_arch = "wasm32"))]
+/// The kernel tiers to test on this adapter: `FLASH_TEST_KERNELS` (a comma list of
+/// `Kernel::name`s) if set, otherwise every tier the adapter can run. A tier that is asked for but
+/// missing fails; one the adapter lacks is skipped loudly.
+pub fn tiers() -> &'static [wgpu_flash_attn::Kernel] {
+    use wgpu_flash_attn::Kernel;
+    static TIERS: std::sync::OnceLock<Vec<Kernel>> = std::sync::OnceLock::new();
+    TIERS.get_or_init(|| {
+        let all = [
+            Kernel::ForwardPortable,
+            Kernel::ForwardSubgroup,
+            Kernel::ForwardCoopMatrix,
+        ];
+        let probe = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
+        let offered = |k: Kernel| {
+            ctx().plan_with(
+                &probe,
+                PlanOptions {
+                    kernel: Some(k),
+                    ..Default::default()
+                },
+            )
+        };
+        match std::env::var("FLASH_TEST_KERNELS") {
+            Ok(list) => list
+                .split(',')
+                .map(|name| {
+                    let k = *all
+                        .iter()
+                        .find(|k| k.name() == name.trim())
+                        .unwrap_or_else(|| panic!("FLASH_TEST_KERNELS: unknown kernel {name:?}"));
+                    if let Err(e) = offered(k) {
+                        panic!("FLASH_TEST_KERNELS asks for {name}, which this adapter cannot run: {e}");
+                    }
+                    k
+                })
+                .collect(),
+            Err(_) => all
+                .into_iter()
+                .filter(|&k| match offered(k) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        eprintln!("SKIPPED: the {} tier on this adapter: {e}", k.name());
+                        false
+                    }
+                })
+                .collect(),
+        }
+    })
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Checks one case against the oracle with the 2x-naive rule, on every tier of [`tiers`] (or on
+/// the kernel `options` forces); returns the largest (kernel error, naive error) over them.
 pub fn check(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) -> (f64, f64) {
+    if options.kernel.is_some() {
+        return check_one(p, options, seed, qk_magnitude);
+    }
+    let mut worst = (0.0f64, 0.0f64);
+    let mut ran = 0;
+    for &kernel in tiers() {
+        let forced = PlanOptions {
+            kernel: Some(kernel),
+            ..options
+        };
+        // A tier may refuse a case (forced tiles whose rows do not fit a subgroup, say): skip it
+        // loudly, but every case must run on at least one tier.
+        if let Err(e) = ctx().plan_with(p, forced) {
+            eprintln!(
+                "SKIPPED: {} tier for {} {:?}: {e}",
+                kernel.name(),
+                shape(p),
+                options.tiles
+            );
+            continue;
+        }
+        let (k, n) = check_one(p, forced, seed, qk_magnitude);
+        worst = (worst.0.max(k), worst.1.max(n));
+        ran += 1;
+    }
+    assert!(ran > 0, "{p:?} {options:?}: no tier could run this case");
+    worst
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// [`run_gpu`] on every tier of [`tiers`] that can run the case, each result with its tier.
+pub fn run_tiers(
+    p: &Attention,
+    options: PlanOptions,
+    inputs: &Inputs,
+) -> Vec<(wgpu_flash_attn::Kernel, GpuResult)> {
+    let runs: Vec<_> = tiers()
+        .iter()
+        .filter_map(|&kernel| {
+            let forced = PlanOptions {
+                kernel: Some(kernel),
+                ..options
+            };
+            match ctx().plan_with(p, forced) {
+                Ok(_) => Some((kernel, run_gpu(ctx(), p, forced, inputs))),
+                Err(e) => {
+                    eprintln!("SKIPPED: {} tier for {}: {e}", kernel.name(), shape(p));
+                    None
+                }
+            }
+        })
+        .collect();
+    assert!(!runs.is_empty(), "{p:?}: no tier could run this case");
+    runs
+}
+
+/// [`check`] on the one kernel that `options` selects.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_one(p: &Attention, options: PlanOptions, seed: u64, qk_magnitude: f32) -> (f64, f64) {
     check_inputs(p, options, &Inputs::new(p, seed, qk_magnitude))
 }
 
-/// [`check`] on given inputs.
+/// [`check_one`] on given inputs.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn check_inputs(p: &Attention, options: PlanOptions, inputs: &Inputs) -> (f64, f64) {
     let got = run_gpu(ctx(), p, options, inputs);
@@ -415,8 +526,9 @@ pub fn compare(
         DType::BF16 => 1e-3,
     };
     eprintln!(
-        "{:?} {:?}: kernel err {kernel_err:.3e}, naive {} err {naive_err:.3e}",
+        "{:?} {} {:?}: kernel err {kernel_err:.3e}, naive {} err {naive_err:.3e}",
         shape(p),
+        options.kernel.map_or("auto", |k| k.name()),
         options.tiles,
         p.dtype.name()
     );

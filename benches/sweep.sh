@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The full comparison in one call: every kernel tier over the FlashAttention papers' shapes, a
+# tile sweep at N=8k, PyTorch SDPA's backends on the same GPU (where PyTorch is installed), and
+# the report (Markdown + SVG) of all of them. About five minutes on an H200.
+#
+#   bash benches/sweep.sh OUT_DIR            # builds the benchmark with cargo if ATTENTION is unset
+#   ATTENTION=/path/to/attention-binary bash benches/sweep.sh OUT_DIR   # a machine without Rust
+#
+# Writes OUT_DIR/flash.json, tiles.json, torch.json (if PyTorch runs), report.md, report.svg and
+# the logs of each step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:?usage: benches/sweep.sh OUT_DIR}"
+mkdir -p "$out"
+if [ -z "${ATTENTION:-}" ]; then
+  cargo bench --bench attention --no-run
+  ATTENTION=$(ls -t target/release/deps/attention-* | grep -v '\.d$' | head -1)
+fi
+echo "benchmark binary: $ATTENTION"
+# A configuration over its error tolerance makes the benchmark exit nonzero: the report is still
+# written (the rows say which failed), and so is this script's exit status.
+failed=""
+
+"$ATTENTION" --tokens 16384 --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,f16 \
+  --causal both --kernels portable,subgroup,coop-matrix --runs 10 --warmup 2 \
+  --json "$out/flash.json" | tee "$out/flash.txt" || failed="flash.json"
+"$ATTENTION" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f32,f16 --causal off --baseline off \
+  --kernels portable,subgroup \
+  --tiles 32x32x16x16,48x16x16x16,32x32x8x16,64x32x16x16,64x32x8x16,128x32x16x16 \
+  --runs 5 --check-rows 8 --json "$out/tiles.json" | tee "$out/tiles.txt" || failed="${failed:+$failed, }tiles.json"
+
+inputs=("$out/flash.json" "$out/tiles.json")
+if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
+  python3 benches/torch_sdpa.py --json "$out/torch.json" | tee "$out/torch.txt"
+  inputs+=("$out/torch.json")
+else
+  echo "SKIPPED: PyTorch SDPA (no torch with CUDA and triton here)"
+fi
+python3 benches/report.py "${inputs[@]}" --md "$out/report.md" --svg "$out/report.svg"
+echo "wrote $out/report.md and $out/report.svg"
+if [ -n "$failed" ]; then
+  echo "FAILED: some configurations of $failed failed or exceeded their error tolerance (see the report)"
+  exit 1
+fi

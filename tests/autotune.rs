@@ -1,0 +1,189 @@
+//! The autotuner: its cache round-trips, a corrupt cache file is ignored (and replaced), and the
+//! plan it picks passes the f64 oracle.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{check_one, ctx};
+use wgpu_flash_attn::autotune::{self, TuneCache, TuneEntry, TuneKey, TuneOptions, CACHE_FILE};
+use wgpu_flash_attn::{Attention, DType, FlashError};
+
+/// A fresh directory under the system's temporary directory.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "wgpu-flash-attn-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn entry(seq_bucket: u32, tiles: [u32; 4]) -> TuneEntry {
+    TuneEntry {
+        key: TuneKey {
+            adapter: "NVIDIA H200".into(),
+            backend: "Vulkan".into(),
+            driver: "NVIDIA 580.159.04".into(),
+            vendor: 0x10de,
+            kernel: "auto".into(),
+            storage: "f16".into(),
+            head_dim: 128,
+            causal: true,
+            seq_bucket,
+        },
+        kernel: "subgroup".into(),
+        tiles,
+        ms: 1.25,
+        timing: "gpu-timestamps".into(),
+    }
+}
+
+#[test]
+fn cache_round_trips_through_json_and_disk() {
+    let mut cache = TuneCache::new();
+    cache.insert(entry(8192, [32, 32, 16, 16]));
+    cache.insert(entry(4096, [48, 16, 16, 16]));
+    // Same key again: replaced, not duplicated.
+    cache.insert(entry(8192, [64, 32, 16, 16]));
+    assert_eq!(cache.entries.len(), 2);
+    assert_eq!(
+        cache.get(&entry(8192, [0; 4]).key).unwrap().tiles,
+        [64, 32, 16, 16]
+    );
+    assert_eq!(TuneCache::from_json(&cache.to_json()).unwrap(), cache);
+
+    let dir = scratch_dir("round-trip");
+    let path = dir.join(CACHE_FILE);
+    assert_eq!(
+        TuneCache::load(&path).unwrap(),
+        TuneCache::new(),
+        "no file: empty"
+    );
+    cache.save(&path).unwrap();
+    assert_eq!(TuneCache::load(&path).unwrap(), cache);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn corrupt_or_foreign_cache_text_is_an_error_to_the_parser() {
+    for text in [
+        "",
+        "{ not json",
+        "[1, 2, 3]",
+        r#"{"format": "something else", "version": 1, "entries": []}"#,
+        r#"{"format": "wgpu-flash-attn tuning cache", "version": 99, "entries": []}"#,
+    ] {
+        assert!(
+            matches!(TuneCache::from_json(text), Err(FlashError::Cache(_))),
+            "{text:?} parsed"
+        );
+    }
+}
+
+#[test]
+fn the_tuner_picks_a_plan_that_passes_the_oracle_and_caches_it() {
+    let dir = scratch_dir("tune");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A corrupt cache file: the tuner ignores it, says so, and replaces it.
+    std::fs::write(dir.join(CACHE_FILE), "{ this is not a cache").unwrap();
+    let options = TuneOptions {
+        runs: 2,
+        warmup: 0,
+        max_candidates: 3,
+        cache_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    for (p, seed) in [
+        (
+            Attention::new(1, 2, 1, 70, 91, 40)
+                .causal(true)
+                .with_lse(true),
+            61,
+        ),
+        (Attention::new(2, 2, 2, 50, 50, 32).dtype(DType::F16), 62),
+    ] {
+        let tuned = autotune::tune_blocking(ctx(), &p, &options).unwrap();
+        eprintln!("{tuned:?}");
+        assert!(!tuned.from_cache);
+        assert!(tuned.trials.len() >= 2, "{:?}", tuned.trials);
+        let fastest = tuned
+            .trials
+            .iter()
+            .map(|t| t.ms)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(tuned.ms, fastest);
+        assert!(tuned.trials.iter().all(|t| t.ms > 0.0 && t.ms.is_finite()));
+        assert_eq!(tuned.options.kernel, Some(tuned.kernel));
+        assert_eq!(tuned.options.tiles, Some(tuned.tiles));
+        let planned = ctx().plan_with(&p, tuned.options).unwrap();
+        assert_eq!(planned.plan().kernel, tuned.kernel);
+        check_one(&p, tuned.options, seed, 1.0);
+
+        // Measured once: the second call is a cache hit with the same choice.
+        let again = autotune::tune_blocking(ctx(), &p, &options).unwrap();
+        assert!(again.from_cache);
+        assert!(again.cache_note.is_none(), "{:?}", again.cache_note);
+        assert_eq!((again.kernel, again.tiles), (tuned.kernel, tuned.tiles));
+    }
+    // The corrupt file was replaced by a valid cache holding both winners, for this adapter.
+    let cache = TuneCache::load(&dir.join(CACHE_FILE)).unwrap();
+    assert_eq!(cache.entries.len(), 2);
+    assert!(cache
+        .entries
+        .iter()
+        .all(|e| e.key.adapter == ctx().caps().name));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_corrupt_cache_is_reported_in_the_result() {
+    let dir = scratch_dir("corrupt");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(CACHE_FILE), [0xff, 0xfe, 0x00]).unwrap();
+    let p = Attention::new(1, 1, 1, 20, 20, 8);
+    let tuned = autotune::tune_blocking(
+        ctx(),
+        &p,
+        &TuneOptions {
+            runs: 1,
+            warmup: 0,
+            max_candidates: 1,
+            cache_dir: Some(dir.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let note = tuned.cache_note.expect("the corrupt file is reported");
+    assert!(note.contains("ignored"), "{note}");
+    assert!(!tuned.from_cache);
+    assert_eq!(
+        TuneCache::load(&dir.join(CACHE_FILE))
+            .unwrap()
+            .entries
+            .len(),
+        1
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn keys_bucket_sequence_lengths_and_separate_classes() {
+    let caps = ctx().caps();
+    let key = |p: &Attention| TuneKey::new(caps, p, &[]);
+    let a = key(&Attention::new(1, 1, 1, 3000, 3000, 64));
+    assert_eq!(a.seq_bucket, 4096);
+    assert_eq!(a, key(&Attention::new(4, 2, 2, 4096, 2049, 64)));
+    assert_ne!(a, key(&Attention::new(1, 1, 1, 4097, 4097, 64)));
+    assert_ne!(
+        a,
+        key(&Attention::new(1, 1, 1, 3000, 3000, 64).causal(true))
+    );
+    assert_ne!(a, key(&Attention::new(1, 1, 1, 3000, 3000, 128)));
+    assert_ne!(
+        a,
+        key(&Attention::new(1, 1, 1, 3000, 3000, 64).dtype(DType::F16))
+    );
+    assert_eq!(a.adapter, caps.name);
+    assert_eq!(a.driver, caps.driver);
+}

@@ -1,0 +1,199 @@
+//! Which kernel tier and tiles the plan picks for a device, and when it refuses a forced tier.
+//! Pure planning: no GPU needed.
+
+use wgpu_flash_attn::plan::{plan, plan_with, DeviceCaps, Kernel, PlanOptions, Tiles};
+use wgpu_flash_attn::tuning::{family_tiles, DeviceFamily};
+use wgpu_flash_attn::{Attention, DType, FlashError};
+
+/// A device like the H200 through Vulkan: 48 KiB of workgroup storage, 1024 invocations.
+fn nvidia(subgroups: Option<(u32, u32)>) -> DeviceCaps {
+    let mut caps = DeviceCaps::from_limits(&wgpu::Limits {
+        max_compute_workgroup_storage_size: 49152,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        ..Default::default()
+    });
+    caps.name = "NVIDIA H200".into();
+    caps.backend = "Vulkan".into();
+    caps.vendor = 0x10de;
+    caps.device_type = "DiscreteGpu".into();
+    caps.shader_f16 = true;
+    caps.subgroup_sizes = subgroups;
+    caps
+}
+
+fn lavapipe() -> DeviceCaps {
+    let mut caps = DeviceCaps::from_limits(&wgpu::Limits {
+        max_compute_workgroup_storage_size: 32768,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        ..Default::default()
+    });
+    caps.name = "llvmpipe (LLVM 15.0.6, 256 bits)".into();
+    caps.backend = "Vulkan".into();
+    caps.vendor = 0x10005;
+    caps.device_type = "Cpu".into();
+    caps.subgroup_sizes = Some((8, 8));
+    caps
+}
+
+fn forced(kernel: Kernel, tiles: Option<Tiles>) -> PlanOptions {
+    PlanOptions {
+        kernel: Some(kernel),
+        tiles,
+        ..Default::default()
+    }
+}
+
+const WIDE: Tiles = Tiles {
+    block_m: 32,
+    block_n: 32,
+    threads_x: 16,
+    threads_y: 16,
+};
+
+#[test]
+fn subgroups_of_32_take_the_measured_tile_on_the_subgroup_tier() {
+    let p = Attention::new(2, 16, 16, 8192, 8192, 128).dtype(DType::F16);
+    let with = plan(&p, &nvidia(Some((32, 32)))).unwrap();
+    assert_eq!(with.kernel, Kernel::ForwardSubgroup);
+    assert_eq!(with.tiles, WIDE);
+    let without = plan(&p, &nvidia(None)).unwrap();
+    assert_eq!(without.kernel, Kernel::ForwardPortable);
+    assert_eq!(without.tiles, WIDE);
+    // The subgroup tier needs no row-reduction buffer in workgroup memory.
+    assert_eq!(
+        without.workgroup_bytes - with.workgroup_bytes,
+        4 * (32 * 16 - 1)
+    );
+}
+
+#[test]
+fn rows_wider_than_the_smallest_subgroup_stay_portable_unless_forced() {
+    // Subgroups of 8 to 64 lanes: rows of 16 lanes would straddle two subgroups of 8.
+    let caps = nvidia(Some((8, 64)));
+    let p = Attention::new(1, 2, 2, 100, 100, 64);
+    let auto = plan_with(
+        &p,
+        &caps,
+        PlanOptions {
+            tiles: Some(WIDE),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(auto.kernel, Kernel::ForwardPortable);
+    let err = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, Some(WIDE))).unwrap_err();
+    assert!(matches!(err, FlashError::BadOption { .. }), "{err}");
+    // Forced without tiles: the first table entry whose rows fit.
+    let sub = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap();
+    assert_eq!(sub.kernel, Kernel::ForwardSubgroup);
+    assert!(sub.tiles.threads_x <= 8, "{:?}", sub.tiles);
+}
+
+#[test]
+fn a_forced_tier_the_device_lacks_is_an_error() {
+    let p = Attention::new(1, 1, 1, 10, 10, 16);
+    let err = plan_with(&p, &nvidia(None), forced(Kernel::ForwardSubgroup, None)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FlashError::MissingFeature {
+                feature: "SUBGROUP",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Forcing the portable tier always works, also where subgroups exist.
+    let portable = plan_with(
+        &p,
+        &nvidia(Some((32, 32))),
+        forced(Kernel::ForwardPortable, None),
+    )
+    .unwrap();
+    assert_eq!(portable.kernel, Kernel::ForwardPortable);
+}
+
+#[test]
+fn software_rasterizers_get_rows_of_eight_lanes() {
+    let caps = lavapipe();
+    assert_eq!(DeviceFamily::of(&caps), DeviceFamily::Software);
+    let p = Attention::new(1, 4, 4, 256, 256, 64);
+    let planned = plan(&p, &caps).unwrap();
+    assert_eq!(planned.tiles, family_tiles(DeviceFamily::Software)[0]);
+    assert_eq!(planned.kernel, Kernel::ForwardSubgroup);
+}
+
+#[test]
+fn subgroup_rows_must_be_powers_of_two_that_divide_every_size() {
+    let caps = nvidia(Some((16, 64)));
+    for (tx, fits) in [
+        (1, true),
+        (4, true),
+        (8, true),
+        (16, true),
+        (32, false),
+        (12, false),
+    ] {
+        assert_eq!(caps.subgroup_rows_fit(tx), fits, "threads_x {tx}");
+    }
+    assert!(!nvidia(None).subgroup_rows_fit(4));
+}
+
+#[test]
+fn q_is_streamed_only_for_forced_tiles_that_need_it() {
+    let caps = nvidia(Some((32, 32)));
+    let big = Tiles {
+        block_m: 64,
+        block_n: 32,
+        threads_x: 8,
+        threads_y: 16,
+    };
+    let p = Attention::new(1, 2, 2, 1000, 1000, 128);
+    let streamed = plan_with(
+        &p,
+        &caps,
+        PlanOptions {
+            tiles: Some(big),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(streamed.stream_q);
+    assert_eq!(streamed.kernel, Kernel::ForwardSubgroup);
+    assert!(big.workgroup_bytes(128) > 49152 && streamed.workgroup_bytes <= 49152);
+    // The same tiles at d=64 fit with Q in workgroup memory.
+    let p64 = Attention::new(1, 2, 2, 1000, 1000, 64);
+    let kept = plan_with(
+        &p64,
+        &caps,
+        PlanOptions {
+            tiles: Some(big),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(!kept.stream_q);
+    // Plans from the table never stream Q, on any family's limits, at any head dim.
+    for caps in [caps, lavapipe(), DeviceCaps::webgpu_defaults()] {
+        for d in (4..=256).step_by(4) {
+            for dtype in [DType::F32, DType::F16] {
+                let planned =
+                    plan(&Attention::new(1, 8, 2, 1000, 1000, d).dtype(dtype), &caps).unwrap();
+                assert!(!planned.stream_q, "d={d} {:?}", planned.tiles);
+            }
+        }
+    }
+}
+
+#[test]
+fn browsers_keep_the_portable_tier() {
+    // The browser compiles WGSL itself and wants `enable subgroups;`, which naga cannot parse yet.
+    let mut caps = nvidia(Some((32, 32)));
+    caps.backend = "BrowserWebGpu".into();
+    let p = Attention::new(1, 2, 2, 100, 100, 64);
+    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardPortable);
+    let err = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap_err();
+    assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
+}
