@@ -127,7 +127,7 @@ fn random_combinations_on_every_tier() {
     for kernel in tiers() {
         let mut rng = ChaCha8Rng::seed_from_u64(77);
         let cases = if kernel == Kernel::ForwardCoopMatrix {
-            200
+            100
         } else {
             12 // the portable tier has its own 240 in tests/variants.rs
         };
