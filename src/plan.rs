@@ -498,31 +498,17 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
                   and block_n a multiple of 16",
         });
     }
-    let limit = caps
-        .max_invocations_per_workgroup
-        .min(caps.max_workgroup_size_x);
-    if t.threads() > limit {
-        return Err(FlashError::DeviceLimit {
-            what: "invocations per workgroup",
-            needed: t.threads() as u64,
-            limit: limit as u64,
-        });
-    }
-    let bytes = workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false);
-    if bytes > caps.max_workgroup_storage_bytes {
-        return Err(FlashError::DeviceLimit {
-            what: "max_compute_workgroup_storage_size (bytes)",
-            needed: bytes as u64,
-            limit: caps.max_workgroup_storage_bytes as u64,
-        });
-    }
-    Ok(())
+    check_limits(
+        t,
+        workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false),
+        caps,
+    )
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
     let sg = coop_subgroup_size(caps)?;
     let candidates = || {
-        tuning::coop_candidates().map(|(block_n, subgroups)| Tiles {
+        tuning::coop_candidates(head_dim).map(|(block_n, subgroups)| Tiles {
             block_m: 16 * subgroups,
             block_n,
             threads_x: sg,
@@ -606,6 +592,11 @@ fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> R
             why: "threads_x must be a power of two no larger than the smallest subgroup size",
         });
     }
+    check_limits(t, workgroup_bytes(kernel, t, head_dim, false), caps)
+}
+
+/// Invocations and workgroup memory of a tile against the device's limits.
+fn check_limits(t: &Tiles, bytes: u32, caps: &DeviceCaps) -> Result<()> {
     let limit = caps
         .max_invocations_per_workgroup
         .min(caps.max_workgroup_size_x);
@@ -616,7 +607,6 @@ fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> R
             limit: limit as u64,
         });
     }
-    let bytes = workgroup_bytes(kernel, t, head_dim, false);
     if bytes > caps.max_workgroup_storage_bytes {
         return Err(FlashError::DeviceLimit {
             what: "max_compute_workgroup_storage_size (bytes)",

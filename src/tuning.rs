@@ -156,6 +156,26 @@ pub fn candidates_for(caps: &DeviceCaps) -> Vec<Tiles> {
     out
 }
 
+/// (block_n, subgroups) for the cooperative-matrix forward kernel, best first, for head dims up
+/// to 64 and above. Each subgroup owns 16 query rows; K and V tiles of block_n keys are shared by
+/// all of them. Measured on the H200 at N = 8k, f16 (BENCHMARKS.md, `coop_tiles.json`): at d = 128,
+/// 8 subgroups with 32-key tiles give 117 TFLOP/s (4 subgroups: 64 with 32 keys, 73 with 16); at
+/// d = 64, 4 subgroups with 16-key tiles give 77 against 73.
+const COOP_CANDIDATES_SMALL_D: &[(u32, u32)] = &[(16, 4), (32, 8), (32, 4), (16, 2), (16, 1)];
+const COOP_CANDIDATES: &[(u32, u32)] = &[(32, 8), (16, 4), (32, 4), (16, 2), (16, 1)];
+
+/// The candidate (block_n, subgroups) pairs for the cooperative-matrix forward kernel at this
+/// head dimension, best first.
+pub fn coop_candidates(head_dim: u32) -> impl Iterator<Item = (u32, u32)> {
+    if head_dim <= 64 {
+        COOP_CANDIDATES_SMALL_D
+    } else {
+        COOP_CANDIDATES
+    }
+    .iter()
+    .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,13 +260,4 @@ mod tests {
             }
         }
     }
-}
-
-/// (block_n, subgroups) for the cooperative-matrix forward kernel, best first. Each subgroup owns
-/// 16 query rows; K and V tiles of block_n keys are shared by all of them.
-const COOP_CANDIDATES: &[(u32, u32)] = &[(32, 8), (32, 4), (64, 4), (16, 4), (16, 2), (16, 1)];
-
-/// The candidate (block_n, subgroups) pairs for the cooperative-matrix forward kernel, best first.
-pub fn coop_candidates() -> impl Iterator<Item = (u32, u32)> {
-    COOP_CANDIDATES.iter().copied()
 }

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{check, check_inputs, ctx, Inputs};
-use rand::{Rng, SeedableRng};
+use common::{check, check_inputs, ctx, random_problem, Inputs};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use wgpu_flash_attn::{
     AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions,
@@ -132,67 +132,7 @@ fn random_combinations_on_every_tier() {
             12 // the portable tier has its own 240 in tests/variants.rs
         };
         for case in 0..cases {
-            let hkv = rng.random_range(1..=2);
-            let hq = hkv * rng.random_range(1..=3);
-            let d = [16, 32, 48, 64, 96, 128][rng.random_range(0..6)];
-            let varlen = rng.random_bool(0.2);
-            let base = if varlen {
-                let n = rng.random_range(1..=3);
-                let mut cu = (vec![0u32], vec![0u32]);
-                for _ in 0..n {
-                    cu.0.push(cu.0.last().unwrap() + rng.random_range(0..=80));
-                    cu.1.push(cu.1.last().unwrap() + rng.random_range(0..=80));
-                }
-                Attention::varlen(hq, hkv, d, &cu.0, &cu.1)
-            } else {
-                Attention::new(
-                    rng.random_range(1..=2),
-                    hq,
-                    hkv,
-                    rng.random_range(1..=90),
-                    rng.random_range(1..=90),
-                    d,
-                )
-            };
-            let side = |rng: &mut ChaCha8Rng| {
-                if rng.random_bool(0.3) {
-                    rng.random_range(0..50)
-                } else {
-                    -1
-                }
-            };
-            let (left, right) = (side(&mut rng), side(&mut rng));
-            let p = base
-                .dtype(DType::F16)
-                .causal(rng.random_bool(0.4))
-                .window_size(left, right)
-                .softcap(if rng.random_bool(0.25) {
-                    rng.random_range(1.0..20.0)
-                } else {
-                    0.0
-                })
-                .alibi(match rng.random_range(0..5) {
-                    0 => Some(AlibiSlopes::PerHead),
-                    1 => Some(AlibiSlopes::PerBatchHead),
-                    _ => None,
-                })
-                .sinks(rng.random_bool(0.25))
-                .attn_mask(match rng.random_range(0..6) {
-                    _ if varlen => None,
-                    0 => Some(AttnMask {
-                        kind: MaskKind::Additive,
-                        per_batch: rng.random_bool(0.5),
-                        per_head: rng.random_bool(0.5),
-                    }),
-                    1 => Some(AttnMask {
-                        kind: MaskKind::Boolean,
-                        per_batch: rng.random_bool(0.5),
-                        per_head: rng.random_bool(0.5),
-                    }),
-                    _ => None,
-                })
-                .softmax_scale(rng.random_range(0.05..0.6))
-                .with_lse(rng.random_bool(0.7));
+            let p = random_problem(&mut rng, &[16, 32, 48, 64, 96, 128], &[DType::F16], 90);
             check(&p, forced(kernel), 3000 + case, 2.0);
         }
     }

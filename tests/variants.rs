@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{check, ctx, Inputs};
+use common::{check, ctx, random_problem, Inputs};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgpu_flash_attn::{
@@ -334,73 +334,7 @@ fn random_combinations() {
         }),
     ];
     for case in 0..240u64 {
-        let hkv = rng.random_range(1..=2);
-        let (hq, d) = (
-            hkv * rng.random_range(1..=2),
-            dims[rng.random_range(0..dims.len())],
-        );
-        // One case in five is a variable-length batch (some sequences empty).
-        let base = if rng.random_bool(0.2) {
-            let n = rng.random_range(1..=4);
-            let mut cu = (vec![0u32], vec![0u32]);
-            for _ in 0..n {
-                cu.0.push(cu.0.last().unwrap() + rng.random_range(0..=60));
-                cu.1.push(cu.1.last().unwrap() + rng.random_range(0..=60));
-            }
-            Attention::varlen(hq, hkv, d, &cu.0, &cu.1)
-        } else {
-            Attention::new(
-                rng.random_range(1..=2),
-                hq,
-                hkv,
-                rng.random_range(1..=70),
-                rng.random_range(1..=70),
-                d,
-            )
-        };
-        let varlen = base.cu_seqlens.is_some();
-        let p = base
-            .dtype([DType::F32, DType::F16, DType::BF16][rng.random_range(0..3)])
-            .causal(rng.random_bool(0.4))
-            .window_size(
-                if rng.random_bool(0.3) {
-                    rng.random_range(0..40)
-                } else {
-                    -1
-                },
-                if rng.random_bool(0.3) {
-                    rng.random_range(0..40)
-                } else {
-                    -1
-                },
-            )
-            .softcap(if rng.random_bool(0.25) {
-                rng.random_range(1.0..20.0)
-            } else {
-                0.0
-            })
-            .alibi(match rng.random_range(0..5) {
-                0 => Some(AlibiSlopes::PerHead),
-                1 => Some(AlibiSlopes::PerBatchHead),
-                _ => None,
-            })
-            .sinks(rng.random_bool(0.25))
-            .attn_mask(match rng.random_range(0..6) {
-                _ if varlen => None,
-                0 => Some(AttnMask {
-                    kind: MaskKind::Additive,
-                    per_batch: rng.random_bool(0.5),
-                    per_head: rng.random_bool(0.5),
-                }),
-                1 => Some(AttnMask {
-                    kind: MaskKind::Boolean,
-                    per_batch: rng.random_bool(0.5),
-                    per_head: rng.random_bool(0.5),
-                }),
-                _ => None,
-            })
-            .softmax_scale(rng.random_range(0.05..0.6))
-            .with_lse(rng.random_bool(0.7));
+        let p = random_problem(&mut rng, &dims, &[DType::F32, DType::F16, DType::BF16], 70);
         let options = PlanOptions {
             tiles: tiles[rng.random_range(0..tiles.len())],
             force_packed_f16: caps.shader_f16 && rng.random_bool(0.5),

@@ -3,7 +3,6 @@
 //! ([`super::forward`]); only its source differs.
 
 use crate::plan::Plan;
-use crate::problem::MaskKind;
 
 /// The shader file, with default constants.
 pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
@@ -13,22 +12,12 @@ pub fn shader_source(plan: &Plan) -> String {
     let p = &plan.problem;
     let t = plan.tiles;
     let header = format!(
-        "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst SG: u32 = {}u;\n\
-         const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n",
+        "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst SG: u32 = {}u;\n{}",
         p.head_dim,
         t.block_n,
         t.threads_y,
         t.threads_x,
-        p.banded(),
-        super::forward::scaled(p),
-        p.softcap > 0.0,
-        p.alibi.is_some(),
-        p.sinks,
-        matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
-        matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
-        p.cu_seqlens.is_some(),
-        p.with_lse,
+        super::forward::option_consts(p),
     );
     let lanes_per_row = t.threads_x / 16;
     // Unrolled so that every index into the arrays of fragments and scores is a constant.

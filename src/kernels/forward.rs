@@ -54,23 +54,13 @@ pub fn shader_source(plan: &Plan) -> String {
     let t = plan.tiles;
     let header = format!(
         "const D4: u32 = {}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst TX: u32 = {}u;\nconst TY: u32 = {}u;\n\
-         const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n\
-         const STREAM_Q: bool = {};\n{}{}",
+         {}const STREAM_Q: bool = {};\n{}{}",
         p.head_dim / 4,
         t.block_m,
         t.block_n,
         t.threads_x,
         t.threads_y,
-        p.banded(),
-        scaled(p),
-        p.softcap > 0.0,
-        p.alibi.is_some(),
-        p.sinks,
-        matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
-        matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
-        p.cu_seqlens.is_some(),
-        p.with_lse,
+        option_consts(p),
         plan.stream_q,
         row_reductions_wgsl(plan.kernel, t.threads_x),
         super::storage_wgsl(plan.storage),
@@ -123,6 +113,23 @@ fn row_reductions_wgsl(kernel: Kernel, threads_x: u32) -> String {
          fn lanes_sum(x: f32) -> f32 {{ var r = x;{} return r; }}\n",
         steps("max(r, subgroupShuffleXor(r, OFF))"),
         steps("r + subgroupShuffleXor(r, OFF)"),
+    )
+}
+
+/// The WGSL constants that switch the problem's options on, shared by the forward kernels.
+pub(crate) fn option_consts(p: &Attention) -> String {
+    format!(
+        "const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n",
+        p.banded(),
+        scaled(p),
+        p.softcap > 0.0,
+        p.alibi.is_some(),
+        p.sinks,
+        matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
+        matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
+        p.cu_seqlens.is_some(),
+        p.with_lse,
     )
 }
 

@@ -569,3 +569,76 @@ pub fn shape(p: &Attention) -> String {
         if p.causal { " causal" } else { "" }
     )
 }
+
+/// A seeded random problem combining every option: GQA, a variable-length batch one time in five
+/// (some sequences empty), causal, windows, softcap, ALiBi, sinks, masks, scale and LSE, with a
+/// head_dim from `dims`, a dtype from `dtypes` and sequences up to `max_seq`.
+pub fn random_problem(
+    rng: &mut impl Rng,
+    dims: &[u32],
+    dtypes: &[DType],
+    max_seq: u32,
+) -> Attention {
+    let hkv = rng.random_range(1..=2);
+    let (hq, d) = (
+        hkv * rng.random_range(1..=2),
+        dims[rng.random_range(0..dims.len())],
+    );
+    let base = if rng.random_bool(0.2) {
+        let n = rng.random_range(1..=4);
+        let mut cu = (vec![0u32], vec![0u32]);
+        for _ in 0..n {
+            cu.0.push(cu.0.last().unwrap() + rng.random_range(0..=max_seq - 10));
+            cu.1.push(cu.1.last().unwrap() + rng.random_range(0..=max_seq - 10));
+        }
+        Attention::varlen(hq, hkv, d, &cu.0, &cu.1)
+    } else {
+        Attention::new(
+            rng.random_range(1..=2),
+            hq,
+            hkv,
+            rng.random_range(1..=max_seq),
+            rng.random_range(1..=max_seq),
+            d,
+        )
+    };
+    let varlen = base.cu_seqlens.is_some();
+    let side = |rng: &mut dyn rand::RngCore| {
+        if rng.random_bool(0.3) {
+            rng.random_range(0..40)
+        } else {
+            -1
+        }
+    };
+    let (left, right) = (side(rng), side(rng));
+    base.dtype(dtypes[rng.random_range(0..dtypes.len())])
+        .causal(rng.random_bool(0.4))
+        .window_size(left, right)
+        .softcap(if rng.random_bool(0.25) {
+            rng.random_range(1.0..20.0)
+        } else {
+            0.0
+        })
+        .alibi(match rng.random_range(0..5) {
+            0 => Some(AlibiSlopes::PerHead),
+            1 => Some(AlibiSlopes::PerBatchHead),
+            _ => None,
+        })
+        .sinks(rng.random_bool(0.25))
+        .attn_mask(match rng.random_range(0..6) {
+            _ if varlen => None,
+            0 => Some(wgpu_flash_attn::AttnMask {
+                kind: MaskKind::Additive,
+                per_batch: rng.random_bool(0.5),
+                per_head: rng.random_bool(0.5),
+            }),
+            1 => Some(wgpu_flash_attn::AttnMask {
+                kind: MaskKind::Boolean,
+                per_batch: rng.random_bool(0.5),
+                per_head: rng.random_bool(0.5),
+            }),
+            _ => None,
+        })
+        .softmax_scale(rng.random_range(0.05..0.6))
+        .with_lse(rng.random_bool(0.7))
+}
