@@ -5,7 +5,8 @@ use wgpu_flash_attn::kernels::{coop, forward, materialized};
 use wgpu_flash_attn::plan::{plan_with, DeviceCaps, Kernel, PlanOptions, Storage};
 use wgpu_flash_attn::{tuning, Attention, DType};
 
-fn validate(source: &str, what: &str) {
+/// Parses and validates WGSL with naga, panicking with the rendered error.
+fn parse_and_validate(source: &str, what: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
     let info = naga::valid::Validator::new(
@@ -14,6 +15,11 @@ fn validate(source: &str, what: &str) {
     )
     .validate(&module)
     .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
+    (module, info)
+}
+
+fn validate(source: &str, what: &str) {
+    let (module, info) = parse_and_validate(source, what);
     let msl_options = naga::back::msl::Options {
         fake_missing_bindings: true,
         lang_version: (2, 4),
@@ -183,14 +189,7 @@ fn default_plans_fit_webgpu_default_limits() {
 
 /// Parses, validates and writes SPIR-V: the cooperative-matrix tier runs on Vulkan only in wgpu 30.
 fn validate_spirv(source: &str, what: &str) {
-    let module = naga::front::wgsl::parse_str(source)
-        .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::all(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(source)));
+    let (module, info) = parse_and_validate(source, what);
     let words = naga::back::spv::write_vec(&module, &info, &Default::default(), None)
         .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e:?}"));
     assert!(words.len() > 100, "{what}: SPIR-V of {} words", words.len());
