@@ -534,6 +534,15 @@ impl Attention {
                     });
                 }
             }
+            // Tensors keep at least one token of room (no binding may be empty), so a batch
+            // without any query would hand back a row that no sequence owns: refuse it instead.
+            if cq.last() == Some(&0) {
+                return Err(FlashError::BadOption {
+                    what: "cu_seqlens_q",
+                    got: format!("{cq:?}"),
+                    why: "the batch has no query token at all (skip the call instead)",
+                });
+            }
             if self.mask.is_some() {
                 return Err(FlashError::BadOption {
                     what: "attn_mask",

@@ -236,14 +236,17 @@ fn variable_length_batches() {
         matches!(err, FlashError::BadOption { what: "varlen", .. }),
         "{err}"
     );
-    let bad = Attention::varlen(1, 1, 16, &[0, 5, 3], &[0, 4, 8]);
-    assert!(matches!(
-        ctx().plan(&bad).unwrap_err(),
-        FlashError::BadOption {
-            what: "cu_seqlens_q",
-            ..
-        }
-    ));
+    // Decreasing prefix sums, and a batch without any query token.
+    for cq in [&[0, 5, 3][..], &[0, 0, 0][..]] {
+        let bad = Attention::varlen(1, 1, 16, cq, &[0, 4, 8]);
+        assert!(matches!(
+            ctx().plan(&bad).unwrap_err(),
+            FlashError::BadOption {
+                what: "cu_seqlens_q",
+                ..
+            }
+        ));
+    }
 }
 
 #[test]

@@ -587,8 +587,8 @@ pub fn random_problem(
     let base = if rng.random_bool(0.2) {
         let n = rng.random_range(1..=4);
         let mut cu = (vec![0u32], vec![0u32]);
-        // Some sequences may be empty, but not every query: a batch of no query tokens at all
-        // is a different (degenerate) problem.
+        // Some sequences may be empty, but not every query: a batch of no query token at all is
+        // refused by validation (tests/variants.rs checks that).
         for i in 0..n {
             cu.0.push(cu.0.last().unwrap() + rng.random_range(u32::from(i == 0)..=max_seq - 10));
             cu.1.push(cu.1.last().unwrap() + rng.random_range(0..=max_seq - 10));
