@@ -31,6 +31,7 @@ use serde::Serialize;
 use wgpu::util::DeviceExt;
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kernels::materialized::{Materialized, MaterializedOptions};
+use wgpu_flash_attn::timing::GpuTimer;
 use wgpu_flash_attn::{
     reference, Attention, AttentionBuffers, DType, FlashContext, FlashError, Kernel, PlanOptions,
     Tensor, Tiles,
@@ -297,43 +298,6 @@ fn main() {
     }
 }
 
-/// Timestamp queries, or nothing where the device lacks them.
-struct Timer {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    read: wgpu::Buffer,
-    period_ns: f64,
-}
-
-impl Timer {
-    fn new(ctx: &FlashContext) -> Option<Timer> {
-        if !ctx.caps().timestamp_query {
-            return None;
-        }
-        let device = ctx.device();
-        Some(Timer {
-            set: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("bench timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamps resolve"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            read: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamps read"),
-                size: 16,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-            period_ns: ctx.queue().get_timestamp_period() as f64,
-        })
-    }
-}
-
 /// The device buffers of one configuration.
 struct Buffers {
     sets: Vec<[wgpu::Buffer; 3]>,
@@ -364,26 +328,21 @@ type Encode<'a> = dyn FnMut(&mut wgpu::CommandEncoder, usize, Option<&wgpu::Quer
 /// Warm-up, then `runs` timed runs, each in its own submission; returns milliseconds per run.
 fn time_runs(
     ctx: &FlashContext,
-    timer: Option<&Timer>,
+    timer: Option<&GpuTimer>,
     args: &Args,
     encode: &mut Encode,
 ) -> wgpu_flash_attn::Result<Vec<f64>> {
     let mut times = Vec::with_capacity(args.runs);
     for r in 0..args.warmup + args.runs {
         let mut encoder = ctx.device().create_command_encoder(&Default::default());
-        encode(&mut encoder, r, timer.map(|t| &t.set))?;
+        encode(&mut encoder, r, timer.map(GpuTimer::query_set))?;
         if let Some(t) = timer {
-            encoder.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+            t.resolve(&mut encoder);
         }
         let start = Instant::now();
         ctx.queue().submit([encoder.finish()]);
         let ms = match timer {
-            Some(t) => {
-                let bytes = pollster::block_on(ctx.read(&t.read))?;
-                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
-                ticks[1].wrapping_sub(ticks[0]) as f64 * t.period_ns * 1e-6
-            }
+            Some(t) => pollster::block_on(t.read_ms(ctx))?,
             None => {
                 ctx.device()
                     .poll(wgpu::PollType::wait_indefinitely())
@@ -479,7 +438,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     }
     let ctx = FlashContext::default_blocking()?;
     let caps = ctx.caps().clone();
-    let timer = Timer::new(&ctx);
+    let timer = GpuTimer::new(&ctx);
     let timing = if timer.is_some() {
         "gpu-timestamps"
     } else {
@@ -769,7 +728,7 @@ fn empty_row(adapter: &str, p: &Attention) -> Row {
 /// plan are recorded in `skipped`.
 fn bench_config(
     ctx: &FlashContext,
-    timer: Option<&Timer>,
+    timer: Option<&GpuTimer>,
     args: &Args,
     adapter: &str,
     p: &Attention,
@@ -951,7 +910,7 @@ impl Setup {
 /// Times and checks one flash plan into `row`.
 fn bench_flash(
     ctx: &FlashContext,
-    timer: Option<&Timer>,
+    timer: Option<&GpuTimer>,
     args: &Args,
     p: &Attention,
     setup: &Setup,
@@ -985,7 +944,7 @@ fn bench_flash(
 /// Times and checks the materialized baseline into the row template shared by the variants.
 fn bench_baseline(
     ctx: &FlashContext,
-    timer: Option<&Timer>,
+    timer: Option<&GpuTimer>,
     args: &Args,
     p: &Attention,
     setup: &Setup,

@@ -23,6 +23,7 @@ use clap::Parser;
 use serde::Serialize;
 use wgpu_flash_attn::context::from_dtype_bytes;
 use wgpu_flash_attn::kvcache::{self, DecodeTiles, KvCacheAttention};
+use wgpu_flash_attn::timing::GpuTimer;
 use wgpu_flash_attn::{DType, FlashContext, FlashError, KvCacheBuffers};
 
 #[derive(Parser, Debug, Clone, Serialize)]
@@ -166,38 +167,6 @@ fn value(bytes: &[u8], i: usize, dtype: DType) -> f64 {
     }
 }
 
-struct Timer {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    read: wgpu::Buffer,
-    period_ns: f64,
-}
-
-fn timer(ctx: &FlashContext) -> Option<Timer> {
-    if !ctx.caps().timestamp_query {
-        return None;
-    }
-    let device = ctx.device();
-    let buffer = |usage| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("timestamps"),
-            size: 16,
-            usage,
-            mapped_at_creation: false,
-        })
-    };
-    Some(Timer {
-        set: device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("decode timestamps"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2,
-        }),
-        resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
-        read: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
-        period_ns: ctx.queue().get_timestamp_period() as f64,
-    })
-}
-
 fn upload(ctx: &FlashContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
     let buffer = ctx.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
@@ -225,7 +194,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     };
     let ctx = FlashContext::default_blocking()?;
     let caps = ctx.caps().clone();
-    let timer = timer(&ctx);
+    let timer = GpuTimer::new(&ctx);
     let timing = if timer.is_some() {
         "gpu-timestamps"
     } else {
@@ -396,7 +365,7 @@ type Planned = kvcache::KvCachePlan;
 
 fn bench(
     ctx: &FlashContext,
-    timer: Option<&Timer>,
+    timer: Option<&GpuTimer>,
     args: &Args,
     problem: &KvCacheAttention,
     [q, k, v, out]: [&wgpu::Buffer; 4],
@@ -423,23 +392,18 @@ fn bench(
             &mut encoder,
             &buffers,
             timer.map(|t| wgpu::ComputePassTimestampWrites {
-                query_set: &t.set,
+                query_set: t.query_set(),
                 beginning_of_pass_write_index: Some(0),
                 end_of_pass_write_index: Some(1),
             }),
         )?;
         if let Some(t) = timer {
-            encoder.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+            t.resolve(&mut encoder);
         }
         let start = Instant::now();
         ctx.queue().submit([encoder.finish()]);
         let ms = match timer {
-            Some(t) => {
-                let bytes = pollster::block_on(ctx.read(&t.read))?;
-                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
-                ticks[1].wrapping_sub(ticks[0]) as f64 * t.period_ns * 1e-6
-            }
+            Some(t) => pollster::block_on(t.read_ms(ctx))?,
             None => {
                 ctx.device()
                     .poll(wgpu::PollType::wait_indefinitely())

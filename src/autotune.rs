@@ -35,6 +35,7 @@ use crate::context::{AttentionBuffers, FlashContext, TensorBuffer};
 use crate::error::{FlashError, Result};
 use crate::plan::{self, DeviceCaps, Kernel, PlanOptions, Tiles};
 use crate::problem::{Attention, Tensor};
+use crate::timing::GpuTimer;
 use crate::tuning;
 
 /// How to tune.
@@ -354,7 +355,7 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
     }
 
     let buffers = TuneBuffers::new(ctx, problem);
-    let timer = Timer::new(ctx);
+    let timer = GpuTimer::new(ctx);
     #[cfg(target_arch = "wasm32")]
     if timer.is_none() {
         return Err(FlashError::MissingFeature {
@@ -503,76 +504,25 @@ impl TuneBuffers {
     }
 }
 
-/// Two timestamp queries and their readback.
-struct Timer {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    read: wgpu::Buffer,
-    period_ns: f64,
-}
-
-impl Timer {
-    fn new(ctx: &FlashContext) -> Option<Timer> {
-        if !ctx.caps().timestamp_query {
-            return None;
-        }
-        let device = ctx.device();
-        let buffer = |label, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: 16,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Some(Timer {
-            set: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("tune timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            resolve: buffer(
-                "tune timestamps resolve",
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            ),
-            read: buffer(
-                "tune timestamps read",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
-            period_ns: ctx.queue().get_timestamp_period() as f64,
-        })
-    }
-}
-
 /// Records one run with `encode`, submits it, waits, and returns its milliseconds.
 async fn timer_run(
     ctx: &FlashContext,
-    timer: Option<&Timer>,
+    timer: Option<&GpuTimer>,
     encode: impl FnOnce(
         &mut wgpu::CommandEncoder,
         Option<wgpu::ComputePassTimestampWrites>,
     ) -> Result<()>,
 ) -> Result<f64> {
     let mut encoder = ctx.device().create_command_encoder(&Default::default());
-    let writes = timer.map(|t| wgpu::ComputePassTimestampWrites {
-        query_set: &t.set,
-        beginning_of_pass_write_index: Some(0),
-        end_of_pass_write_index: Some(1),
-    });
-    encode(&mut encoder, writes)?;
+    encode(&mut encoder, timer.map(GpuTimer::writes))?;
     if let Some(t) = timer {
-        encoder.resolve_query_set(&t.set, 0..2, &t.resolve, 0);
-        encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+        t.resolve(&mut encoder);
     }
     #[cfg(not(target_arch = "wasm32"))]
     let start = std::time::Instant::now();
     ctx.queue().submit([encoder.finish()]);
     match timer {
-        Some(t) => {
-            let bytes = ctx.read(&t.read).await?;
-            let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
-            Ok(ticks[1].wrapping_sub(ticks[0]) as f64 * t.period_ns * 1e-6)
-        }
+        Some(t) => t.read_ms(ctx).await,
         #[cfg(not(target_arch = "wasm32"))]
         None => {
             ctx.device()

@@ -9,6 +9,7 @@ pub mod kvcache;
 pub mod plan;
 pub mod problem;
 pub mod reference;
+pub mod timing;
 pub mod tuning;
 
 pub use context::{
