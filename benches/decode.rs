@@ -15,6 +15,9 @@
 //! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
 //! tolerance makes the run exit nonzero.
 
+mod common;
+
+use common::{median, utc_now};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -269,11 +272,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 };
                 match bench(&ctx, timer.as_ref(), args, &problem, [&q, &k, &v, &out]) {
                     Ok((times, plan)) => {
-                        let mut sorted = times.clone();
-                        sorted.sort_by(f64::total_cmp);
-                        let ms = sorted[sorted.len() / 2];
+                        let ms_min = times.iter().copied().reduce(f64::min);
+                        let ms = median(times);
                         row.ms = Some(ms);
-                        row.ms_min = sorted.first().copied();
+                        row.ms_min = ms_min;
                         row.gbps = Some(problem.kv_bytes_read() as f64 / ms / 1e6);
                         row.splits = Some(plan.splits);
                         let t = plan.tiles;
@@ -496,27 +498,4 @@ fn check(
         }
     }
     err
-}
-
-/// The current UTC time as ISO 8601.
-fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
