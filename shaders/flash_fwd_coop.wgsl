@@ -1,12 +1,14 @@
 // FlashAttention forward, tensor-core tier: Q K^T and P V on the matrix units through cooperative
 // matrices (f16 inputs, f32 accumulation), the online softmax on the lanes.
 //
-// One workgroup of NS subgroups owns BM = 16 * NS query rows of one (batch, query head); subgroup s
-// owns rows 16 s .. 16 s + 15. Its Q rows stay in registers as D / 16 fragments; K and V tiles of BN
-// keys are staged in workgroup memory (f16) and shared by all subgroups. For each tile a subgroup
-// computes its 16 x BN scores as fragments, stores them to its own block of workgroup memory, where
-// its lanes apply the masks, update the running max and sum and write the probabilities P as f16;
-// then O (16 x D, D / 16 accumulator fragments) += P V.
+// One workgroup of NS subgroups owns BM = MR * NS query rows of one (batch, query head); subgroup s
+// owns rows MR s .. MR s + MR - 1, as R16 blocks of 16 (MR = 16 R16). Its Q rows stay in registers
+// as R16 * D / 16 fragments; K and V tiles of BN keys are staged in workgroup memory (f16) and shared
+// by all subgroups. Each K or V fragment read from workgroup memory feeds R16 products, which is
+// why a subgroup may own 32 rows: reading fragments is what bounds this kernel. For each tile a
+// subgroup computes its MR x BN scores as fragments, stores them to its own block of workgroup
+// memory, where its lanes apply the masks, update the running max and sum and write the
+// probabilities P as f16; then O (MR x D, R16 * D / 16 accumulator fragments) += P V.
 //
 // Cooperative matrices are opaque: their rows cannot be rescaled in registers. So the running max
 // is only moved when a row's max grows by more than 2^THRESH (in exp2 units); until then P stays
@@ -15,8 +17,12 @@
 // tiles this is rare. The final normalisation uses the max actually subtracted, so the result is
 // exact either way.
 //
+// Per key tile: the tile waiting in registers is stored to workgroup memory and the next tile's
+// loads are issued, so their latency hides behind this tile's products; four workgroup barriers
+// order the stages.
+//
 // The block between the HEADER markers is replaced by constants generated from the plan
-// (src/kernels/forward.rs); the defaults below keep this file valid WGSL on its own.
+// (src/kernels/coop.rs); the defaults below keep this file valid WGSL on its own.
 enable f16;
 enable wgpu_cooperative_matrix;
 // Every cooperative operation below runs in workgroup-uniform control flow (loop bounds and
@@ -28,8 +34,9 @@ diagnostic(off, derivative_uniformity);
 // HEADER BEGIN
 const D: u32 = 128u;      // head_dim, a multiple of 16
 const BN: u32 = 32u;      // keys per tile, a multiple of 16
-const NS: u32 = 4u;       // subgroups per workgroup; each owns 16 query rows
-const SG: u32 = 32u;      // subgroup size (16 <= SG, a power of two)
+const NS: u32 = 4u;       // subgroups per workgroup
+const R16: u32 = 1u;      // 16-row blocks per subgroup (1 or 2)
+const SG: u32 = 32u;      // subgroup size (a power of two, at least 16)
 const BANDED: bool = false;   // a causal mask or a sliding window limits the keys of a row
 const SCALED: bool = false;   // scores are scaled before exp2 (softcap or ALiBi need real logits)
 const SOFTCAP: bool = false;
@@ -44,13 +51,16 @@ const WRITE_LSE: bool = true;
 const D4: u32 = D / 4u;
 const D16: u32 = D / 16u;
 const N16: u32 = BN / 16u;
-const BM: u32 = 16u * NS;
+const MR: u32 = 16u * R16;      // query rows per subgroup
+const BM: u32 = MR * NS;
 const WG: u32 = SG * NS;
-const LPR: u32 = SG / 16u;      // lanes per score row in the softmax
-const CPL: u32 = BN / LPR;      // score columns per lane
-const RS: u32 = D + 8u;         // K/V (and staged Q) row stride in halves, padded against bank conflicts
-const SS: u32 = BN + 4u;        // score row stride in floats (at least 16: O passes through it too)
-const PS: u32 = BN + 8u;        // probability row stride in halves
+const LPR: u32 = SG / 16u;      // lanes per score row in the softmax (each lane has R16 rows)
+const CPL: u32 = BN / LPR;      // score columns per lane and row
+// Row strides: K/V (and staged Q) rows of halves, score rows of floats, probability rows of
+// halves; each padded against bank conflicts and a multiple of 16 bytes.
+const RS: u32 = D + 8u;
+const SS: u32 = BN + 4u;        // at least 16: O fragments pass through the score block too
+const PS: u32 = BN + 8u;
 const THRESH: f32 = 8.0;
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K (and of a V) tile each thread moves
 const QROWS: u32 = 2u * BN;     // Q rows staged at a time through the K/V tile
@@ -107,9 +117,9 @@ struct Params {
 
 // K at 0, V at BN * RS; the Q block passes through it at the start, QROWS rows at a time.
 var<workgroup> kv_tile: array<f16, 2u * BN * RS>;
-// Each subgroup's 16 x BN scores; also where O fragments are scaled and written out.
-var<workgroup> s_tile: array<f32, NS * 16u * SS>;
-var<workgroup> p_tile: array<f16, NS * 16u * PS>;
+// Each subgroup's MR x BN scores; also where O fragments are scaled and written out.
+var<workgroup> s_tile: array<f32, BM * SS>;
+var<workgroup> p_tile: array<f16, BM * PS>;
 // Per row: the factor O is scaled by (rescale, then 1 / l at the end).
 var<workgroup> row_scale: array<f32, BM>;
 // VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform;
@@ -121,9 +131,16 @@ var<workgroup> row_scale: array<f32, BM>;
 var<workgroup> shared_u32: array<u32, 8>;
 const RESCALE: u32 = 4u;
 
-// K and V tiles pass through registers: the next tile's loads are issued before this tile's
-// products, so their latency hides behind them. Keys past the sequence are zero, not garbage:
-// P is 0 there, and 0 * NaN would not be.
+// K and V tiles pass through registers: loads are issued a tile ahead, so their latency hides
+// behind a tile of products. Keys past the sequence are zero, not garbage: P is 0 there, and
+// 0 * NaN would not be.
+fn store4(at: u32, x: vec4<f16>) {
+    kv_tile[at] = x.x;
+    kv_tile[at + 1u] = x.y;
+    kv_tile[at + 2u] = x.z;
+    kv_tile[at + 3u] = x.w;
+}
+
 fn fetch(from_v: bool, base: u32, stride: u32, n0: u32, seq_kv: u32, i: u32) -> vec4<f16> {
     let key = n0 + i / D4;
     if (i >= BN * D4 || key >= seq_kv) {
@@ -133,13 +150,6 @@ fn fetch(from_v: bool, base: u32, stride: u32, n0: u32, seq_kv: u32, i: u32) -> 
         return v_buf[base + key * stride + i % D4];
     }
     return k_buf[base + key * stride + i % D4];
-}
-
-fn store4(at: u32, x: vec4<f16>) {
-    kv_tile[at] = x.x;
-    kv_tile[at + 1u] = x.y;
-    kv_tile[at + 2u] = x.z;
-    kv_tile[at + 3u] = x.w;
 }
 
 @compute @workgroup_size(WG)
@@ -179,27 +189,30 @@ fn forward(
     let q_base = params.q.x + batch * params.q.y + head_q * params.q.w + q_tok0 * params.q.z;
     let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
     let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
+    let row0 = sg * MR; // this subgroup's first row in the block
 
     // Q block -> workgroup memory (QROWS rows at a time) -> this subgroup's A fragments, kept for
     // the whole pass.
-    var q_frag: array<coop_mat16x16<f16, A>, D16>;
+    var q_frag: array<coop_mat16x16<f16, A>, R16 * D16>;
     for (var r0 = 0u; r0 < BM; r0 += QROWS) {
         workgroupBarrier();
         for (var i = lid; i < QROWS * D4; i += WG) {
             let r = i / D4;
-            let c = i % D4;
             var x = vec4<f16>(0.0h);
             if (r0 + r < BM && m0 + r0 + r < seq_q) {
-                x = q_buf[q_base + (m0 + r0 + r) * params.q.z + c];
+                x = q_buf[q_base + (m0 + r0 + r) * params.q.z + i % D4];
             }
-            store4(r * RS + c * 4u, x);
+            store4(r * RS + (i % D4) * 4u, x);
         }
         workgroupBarrier();
         // The same for all lanes of a subgroup, which is what cooperative loads need.
-        if (sg * 16u >= r0 && sg * 16u < r0 + QROWS) {
-            for (var kd = 0u; kd < D16; kd++) {
-                let at = (sg * 16u - r0) * RS + kd * 16u;
-                q_frag[kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at], RS);
+        for (var rb = 0u; rb < R16; rb++) {
+            let first = row0 + rb * 16u;
+            if (first >= r0 && first < r0 + QROWS) {
+                for (var kd = 0u; kd < D16; kd++) {
+                    let at = (first - r0) * RS + kd * 16u;
+                    q_frag[rb * D16 + kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at], RS);
+                }
             }
         }
     }
@@ -223,16 +236,19 @@ fn forward(
         slope = alibi_buf[params.alibi_offset + batch * params.alibi_batch_stride + head_q];
     }
 
-    // Softmax roles: lane `lane` of subgroup `sg` handles row r of the subgroup's 16, and the score
-    // columns part, part + LPR, ... of it. The LPR lanes of a row hold the same running max.
+    // Softmax roles: lane `lane` of subgroup `sg` handles row r of each of the subgroup's R16
+    // blocks of 16 rows, and the score columns part, part + LPR, ... of it. The LPR lanes of a row
+    // hold the same running max.
     let r = lane / LPR;
     let part = lane % LPR;
-    let row = m0 + sg * 16u + r;
-    let diag = i32(row) + diag_offset;
-    let s_base = sg * 16u * SS;
-    let p_base = sg * 16u * PS;
-    var m_used = MASKED;   // the max subtracted in exp2 (unscaled score units)
-    var l_part = 0.0;      // this lane's share of the row sum, relative to m_used
+    let s_base = row0 * SS;
+    let p_base = row0 * PS;
+    var m_used: array<f32, R16>;   // the max subtracted in exp2 (unscaled score units)
+    var l_part: array<f32, R16>;   // this lane's share of the row sum, relative to m_used
+    for (var rb = 0u; rb < R16; rb++) {
+        m_used[rb] = MASKED;
+        l_part[rb] = 0.0;
+    }
 
     // A zero accumulator, loaded from zeroed workgroup memory (the portable way to make one).
     for (var e = lane; e < 256u; e += SG) {
@@ -240,8 +256,8 @@ fn forward(
     }
     workgroupBarrier();
     let zero_frag = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
-    var o_acc: array<coop_mat16x16<f32, C>, D16>;
-    for (var f = 0u; f < D16; f++) {
+    var o_acc: array<coop_mat16x16<f32, C>, R16 * D16>;
+    for (var f = 0u; f < R16 * D16; f++) {
         o_acc[f] = zero_frag;
     }
 
@@ -261,13 +277,12 @@ fn forward(
         for (var u = 0u; u < LOADS; u++) {
             let i = lid + u * WG;
             if (i < BN * D4) {
-                let key = i / D4;
-                let c = i % D4;
-                store4(key * RS + c * 4u, k_staged[u]);
-                store4((BN + key) * RS + c * 4u, v_staged[u]);
+                store4((i / D4) * RS + (i % D4) * 4u, k_staged[u]);
+                store4((BN + i / D4) * RS + (i % D4) * 4u, v_staged[u]);
             }
         }
         workgroupBarrier();
+        // The next tile's loads start now; their latency hides behind this tile's work.
         if (n0 + BN < kv_end) {
             for (var u = 0u; u < LOADS; u++) {
                 k_staged[u] = fetch(false, k_base, params.k.z, n0 + BN, seq_kv, lid + u * WG);
@@ -275,92 +290,107 @@ fn forward(
             }
         }
 
-        // S = Q K^T for this subgroup's 16 rows: K read column-major is K^T.
+        // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read
+        // once for all R16 row blocks.
         for (var nb = 0u; nb < N16; nb++) {
-            var s_acc = zero_frag;
+            var s_acc: array<coop_mat16x16<f32, C>, R16>;
+            for (var rb = 0u; rb < R16; rb++) {
+                s_acc[rb] = zero_frag;
+            }
             for (var kd = 0u; kd < D16; kd++) {
                 let at = nb * 16u * RS + kd * 16u;
                 let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at], RS);
-                s_acc = coopMultiplyAdd(q_frag[kd], k_frag, s_acc);
+                for (var rb = 0u; rb < R16; rb++) {
+                    s_acc[rb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb]);
+                }
             }
-            let at = s_base + nb * 16u;
-            coopStoreT(s_acc, &s_tile[at], SS);
+            for (var rb = 0u; rb < R16; rb++) {
+                let at = s_base + rb * 16u * SS + nb * 16u;
+                coopStoreT(s_acc[rb], &s_tile[at], SS);
+            }
         }
         workgroupBarrier();
 
-        // Score modifiers, the mask, and the row max of this tile.
-        var x: array<f32, CPL>;
-        var tile_max = MASKED;
-        for (var j = 0u; j < CPL; j++) {
-            let col = part + j * LPR;
-            let key = n0 + col;
-            var visible = key < seq_kv && row < seq_q;
-            if (BANDED) {
-                visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
-                visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
+        for (var rb = 0u; rb < R16; rb++) {
+            let rr = rb * 16u + r; // row within the subgroup's block
+            let row = m0 + row0 + rr;
+            let diag = i32(row) + diag_offset;
+            // Score modifiers, the mask, and the row max of this tile.
+            var x: array<f32, CPL>;
+            var tile_max = MASKED;
+            for (var j = 0u; j < CPL; j++) {
+                let col = part + j * LPR;
+                let key = n0 + col;
+                var visible = key < seq_kv && row < seq_q;
+                if (BANDED) {
+                    visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
+                    visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
+                }
+                let s = s_tile[s_base + rr * SS + col];
+                var xj = s * params.score_sign;
+                if (SCALED) {
+                    xj = s * params.scale;
+                    if (SOFTCAP) {
+                        // Clamped: tanh is +-1 in f32 well before 15, and some backends compute
+                        // it through exp, which overflows for large arguments.
+                        xj = params.softcap * tanh(clamp(xj / params.softcap, -15.0, 15.0));
+                    }
+                    if (ALIBI) {
+                        xj -= slope * f32(abs(diag - i32(key)));
+                    }
+                }
+                if ((BIAS || KEEP_MASK) && visible) {
+                    let at = params.mask_offset + batch * params.mask_batch_stride
+                        + head_q * params.mask_head_stride + row * seq_kv + key;
+                    if (BIAS) {
+                        let bits = mask_buf[at];
+                        visible = bits != NEG_INF_BITS;
+                        xj += select(0.0, bitcast<f32>(bits), visible);
+                    }
+                    if (KEEP_MASK) {
+                        visible = ((mask_buf[at / 4u] >> ((at % 4u) * 8u)) & 0xffu) != 0u;
+                    }
+                }
+                xj = select(MASKED, xj, visible);
+                x[j] = xj;
+                tile_max = max(tile_max, xj);
             }
-            let s = s_tile[s_base + r * SS + col];
-            var xj = s * params.score_sign;
-            if (SCALED) {
-                xj = s * params.scale;
-                if (SOFTCAP) {
-                    // Clamped: tanh is +-1 in f32 well before 15, and some backends compute it
-                    // through exp, which overflows for large arguments.
-                    xj = params.softcap * tanh(clamp(xj / params.softcap, -15.0, 15.0));
-                }
-                if (ALIBI) {
-                    xj -= slope * f32(abs(diag - i32(key)));
-                }
+            for (var off = 1u; off < LPR; off *= 2u) {
+                tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
             }
-            if ((BIAS || KEEP_MASK) && visible) {
-                let at = params.mask_offset + batch * params.mask_batch_stride + head_q * params.mask_head_stride
-                    + row * seq_kv + key;
-                if (BIAS) {
-                    let bits = mask_buf[at];
-                    visible = bits != NEG_INF_BITS;
-                    xj += select(0.0, bitcast<f32>(bits), visible);
-                }
-                if (KEEP_MASK) {
-                    visible = ((mask_buf[at / 4u] >> ((at % 4u) * 8u)) & 0xffu) != 0u;
-                }
-            }
-            xj = select(MASKED, xj, visible);
-            x[j] = xj;
-            tile_max = max(tile_max, xj);
-        }
-        for (var off = 1u; off < LPR; off *= 2u) {
-            tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
-        }
 
-        // Move the subtracted max only when this row's max grew by more than 2^THRESH; a row that
-        // saw no key yet has O = 0 and l = 0, so it takes the new max for free.
-        var alpha = 1.0;
-        if (m_used <= MASKED) {
-            m_used = tile_max;
-        } else if ((tile_max - m_used) * params.scale_log2 > THRESH) {
-            alpha = exp2((m_used - tile_max) * params.scale_log2);
-            m_used = tile_max;
-            shared_u32[RESCALE] = 1u;
-        }
-        if (part == 0u) {
-            row_scale[sg * 16u + r] = alpha;
-        }
-        l_part *= alpha;
-        let m_scaled = m_used * params.scale_log2;
-        for (var j = 0u; j < CPL; j++) {
-            let pr = select(0.0, exp2(fma(x[j], params.scale_log2, -m_scaled)), x[j] > MASKED);
-            l_part += pr;
-            p_tile[p_base + r * PS + part + j * LPR] = f16(pr);
+            // Move the subtracted max only when this row's max grew by more than 2^THRESH; a row
+            // that saw no key yet has O = 0 and l = 0, so it takes the new max for free.
+            var alpha = 1.0;
+            if (m_used[rb] <= MASKED) {
+                m_used[rb] = tile_max;
+            } else if ((tile_max - m_used[rb]) * params.scale_log2 > THRESH) {
+                alpha = exp2((m_used[rb] - tile_max) * params.scale_log2);
+                m_used[rb] = tile_max;
+                shared_u32[RESCALE] = 1u;
+            }
+            if (part == 0u) {
+                row_scale[row0 + rr] = alpha;
+            }
+            var l = l_part[rb] * alpha;
+            let m_scaled = m_used[rb] * params.scale_log2;
+            for (var j = 0u; j < CPL; j++) {
+                let pr = select(0.0, exp2(fma(x[j], params.scale_log2, -m_scaled)), x[j] > MASKED);
+                l += pr;
+                p_tile[p_base + rr * PS + part + j * LPR] = f16(pr);
+            }
+            l_part[rb] = l;
         }
 
         // A barrier too: P, row_scale and the flag are visible to the whole workgroup after it.
         if (workgroupUniformLoad(&shared_u32[RESCALE]) != 0u) {
-            for (var f = 0u; f < D16; f++) {
+            // Rare: scale O by row through this subgroup's score block, 16 rows at a time.
+            for (var f = 0u; f < R16 * D16; f++) {
                 coopStoreT(o_acc[f], &s_tile[s_base], SS);
                 workgroupBarrier();
                 for (var e = lane; e < 256u; e += SG) {
                     let at = s_base + (e / 16u) * SS + e % 16u;
-                    s_tile[at] *= row_scale[sg * 16u + e / 16u];
+                    s_tile[at] *= row_scale[row0 + (f / D16) * 16u + e / 16u];
                 }
                 workgroupBarrier();
                 o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
@@ -368,65 +398,79 @@ fn forward(
             }
         }
 
-        // O += P V.
-        var p_frag: array<coop_mat16x16<f16, A>, N16>;
-        for (var nb = 0u; nb < N16; nb++) {
-            let at = p_base + nb * 16u;
-            p_frag[nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at], PS);
+        // O += P V: each V fragment is read once for all R16 row blocks.
+        var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
+        for (var rb = 0u; rb < R16; rb++) {
+            for (var nb = 0u; nb < N16; nb++) {
+                let at = p_base + rb * 16u * PS + nb * 16u;
+                p_frag[rb * N16 + nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at], PS);
+            }
         }
         for (var f = 0u; f < D16; f++) {
             for (var nb = 0u; nb < N16; nb++) {
                 let at = (BN + nb * 16u) * RS + f * 16u;
                 let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at], RS);
-                o_acc[f] = coopMultiplyAdd(p_frag[nb], v_frag, o_acc[f]);
+                for (var rb = 0u; rb < R16; rb++) {
+                    let o = rb * D16 + f;
+                    o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
+                }
             }
         }
+
     }
 
     // Row sums: add the LPR lanes' parts. Then 1 / l (and the LSE) per row.
-    var l = l_part;
-    for (var off = 1u; off < LPR; off *= 2u) {
-        l += subgroupShuffleXor(l, off);
-    }
     workgroupBarrier();
-    if (part == 0u) {
-        // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the sink).
-        var inv = select(0.0, 1.0 / l, l > 0.0);
-        var lse = m_used * params.scale_log2 * LN2 + log(l);
-        if (SINKS) {
-            // The sink joins the denominator: rescale both to the larger of row max and sink.
-            let m2 = m_used * params.scale_log2;
-            let sink2 = sinks_buf[params.sinks_offset + head_q] * LOG2E;
-            let top = select(sink2, max(m2, sink2), l > 0.0);
-            let kept = select(0.0, exp2(m2 - top), l > 0.0);
-            let total = l * kept + exp2(sink2 - top);
-            inv = kept / total;
-            lse = top * LN2 + log(total);
+    for (var rb = 0u; rb < R16; rb++) {
+        let rr = rb * 16u + r;
+        let row = m0 + row0 + rr;
+        var l = l_part[rb];
+        for (var off = 1u; off < LPR; off *= 2u) {
+            l += subgroupShuffleXor(l, off);
         }
-        row_scale[sg * 16u + r] = inv;
-        if (WRITE_LSE && row < seq_q) {
-            var at = params.lse_offset + (batch * params.heads_q + head_q) * seq_q + row;
-            if (VARLEN) {
-                at = params.lse_offset + head_q * params.total_q + q_tok0 + row;
+        if (part == 0u) {
+            // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the
+            // sink).
+            let m2 = m_used[rb] * params.scale_log2;
+            var inv = select(0.0, 1.0 / l, l > 0.0);
+            var lse = m2 * LN2 + log(l);
+            if (SINKS) {
+                // The sink joins the denominator: rescale both to the larger of row max and sink.
+                let sink2 = sinks_buf[params.sinks_offset + head_q] * LOG2E;
+                let top = select(sink2, max(m2, sink2), l > 0.0);
+                let kept = select(0.0, exp2(m2 - top), l > 0.0);
+                let total = l * kept + exp2(sink2 - top);
+                inv = kept / total;
+                lse = top * LN2 + log(total);
             }
-            lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0 || SINKS);
+            row_scale[row0 + rr] = inv;
+            if (WRITE_LSE && row < seq_q) {
+                var at = params.lse_offset + (batch * params.heads_q + head_q) * seq_q + row;
+                if (VARLEN) {
+                    at = params.lse_offset + head_q * params.total_q + q_tok0 + row;
+                }
+                lse_buf[at] = select(NEG_INF_BITS, bitcast<u32>(lse), l > 0.0 || SINKS);
+            }
         }
     }
     workgroupBarrier();
 
-    // O / l, one 16 x 16 fragment at a time through this subgroup's block of s_tile.
+    // O / l, one 16 x 16 fragment per row block at a time through this subgroup's score block.
     let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
     for (var f = 0u; f < D16; f++) {
-        coopStoreT(o_acc[f], &s_tile[s_base], SS);
+        for (var rb = 0u; rb < R16; rb++) {
+            let at = s_base + rb * 16u * SS;
+            coopStoreT(o_acc[rb * D16 + f], &s_tile[at], SS);
+        }
         workgroupBarrier();
-        for (var e = lane; e < 64u; e += SG) {
+        for (var e = lane; e < MR * 4u; e += SG) {
             let rr = e / 4u;
             let c4 = e % 4u;
-            let out_row = m0 + sg * 16u + rr;
+            let out_row = m0 + row0 + rr;
             if (out_row < seq_q) {
                 let at = s_base + rr * SS + c4 * 4u;
                 let o = vec4<f32>(s_tile[at], s_tile[at + 1u], s_tile[at + 2u], s_tile[at + 3u]);
-                o_buf[o_base + out_row * params.o.z + f * 4u + c4] = vec4<f16>(o * row_scale[sg * 16u + rr]);
+                o_buf[o_base + out_row * params.o.z + f * 4u + c4] = vec4<f16>(o * row_scale[row0 + rr]);
             }
         }
         workgroupBarrier();

@@ -203,12 +203,22 @@ impl FlashContext {
             return Ok(p.clone());
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(entry),
-                source: wgpu::ShaderSource::Wgsl(key.0.as_str().into()),
-            });
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(entry),
+            source: wgpu::ShaderSource::Wgsl(key.0.as_str().into()),
+        };
+        // SAFETY: these are the crate's own kernels. They index workgroup and private arrays only
+        // with indices bounded by construction (constants once loops are unrolled, or ranges set
+        // by the tile constants), and guard every storage access by the tensor extents that the
+        // plan validated against the bound buffers. The index clamps wgpu would add cost the
+        // tensor-core kernel 10% of its speed on an H200, and half of it for some tiles
+        // (BENCHMARKS.md). Loop bounding and the integer-division checks stay on.
+        // WGPU_FLASH_ATTN_SHADER_CHECKS=1 puts the clamps back, for debugging.
+        let checks = wgpu::ShaderRuntimeChecks {
+            bounds_checks: shader_checks_forced(),
+            ..wgpu::ShaderRuntimeChecks::checked()
+        };
+        let module = unsafe { self.device.create_shader_module_trusted(desc, checks) };
         let pipeline = self
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -893,4 +903,9 @@ pub(crate) fn check_usage(tensor: &'static str, buffer: &wgpu::Buffer) -> Result
         });
     }
     Ok(())
+}
+
+/// Whether `WGPU_FLASH_ATTN_SHADER_CHECKS=1` asks for wgpu's bounds checks in the kernels.
+fn shader_checks_forced() -> bool {
+    std::env::var("WGPU_FLASH_ATTN_SHADER_CHECKS").is_ok_and(|v| v == "1")
 }

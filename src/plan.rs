@@ -417,8 +417,8 @@ fn choose_kernel_and_tiles_in_memory(
 /// reduction buffer (one float of it stays declared).
 fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32, stream_q: bool) -> u32 {
     if kernel == Kernel::ForwardCoopMatrix {
-        // K and V tiles (f16, padded rows), per subgroup a 16-row block of f32 scores and of f16
-        // probabilities, a scale per row, and 8 words of flags and sequence info.
+        // K and V tiles (f16, padded rows), per query row a row of f32 scores and of f16
+        // probabilities and a scale, and 8 words of flags and sequence info.
         let (bn, bm) = (t.block_n, t.block_m);
         return 2 * bn * (head_dim + 8) * 2 + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32;
     }
@@ -482,20 +482,26 @@ fn coop_subgroup_size(caps: &DeviceCaps) -> Result<u32> {
 }
 
 /// Tiles of the cooperative-matrix kernel: `threads_y` subgroups of `threads_x` lanes, each owning
-/// 16 query rows (`block_m = 16 * threads_y`), keys in tiles of `block_n`.
+/// 16 or 32 query rows (`block_m = 16 * threads_y` or `32 * threads_y`), keys in tiles of `block_n`.
 fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     let sg = coop_subgroup_size(caps)?;
+    let rows = if t.threads_y > 0 {
+        t.block_m / t.threads_y
+    } else {
+        0
+    };
     let shaped = t.threads_x == sg
         && t.threads_y > 0
-        && t.block_m == 16 * t.threads_y
+        && (rows == 16 || rows == 32)
+        && t.block_m == rows * t.threads_y
         && t.block_n > 0
         && t.block_n % 16 == 0;
     if !shaped {
         return Err(FlashError::BadOption {
             what: "tiles",
             got: format!("{t:?}"),
-            why: "cooperative-matrix tiles need threads_x = the subgroup size, block_m = 16 * threads_y, \
-                  and block_n a multiple of 16",
+            why: "cooperative-matrix tiles need threads_x = the subgroup size, block_m = 16 or 32 \
+                  rows per subgroup times threads_y, and block_n a multiple of 16",
         });
     }
     check_limits(
@@ -508,8 +514,8 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
     let sg = coop_subgroup_size(caps)?;
     let candidates = || {
-        tuning::coop_candidates(head_dim).map(|(block_n, subgroups)| Tiles {
-            block_m: 16 * subgroups,
+        tuning::coop_candidates(head_dim).map(|(rows, block_n, subgroups)| Tiles {
+            block_m: rows * subgroups,
             block_n,
             threads_x: sg,
             threads_y: subgroups,

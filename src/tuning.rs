@@ -156,17 +156,35 @@ pub fn candidates_for(caps: &DeviceCaps) -> Vec<Tiles> {
     out
 }
 
-/// (block_n, subgroups) for the cooperative-matrix forward kernel, best first, for head dims up
-/// to 64 and above. Each subgroup owns 16 query rows; K and V tiles of block_n keys are shared by
-/// all of them. Measured on the H200 at N = 8k, f16 (BENCHMARKS.md, `coop_tiles.json`): at d = 128,
-/// 8 subgroups with 32-key tiles give 117 TFLOP/s (4 subgroups: 64 with 32 keys, 73 with 16); at
-/// d = 64, 4 subgroups with 16-key tiles give 77 against 73.
-const COOP_CANDIDATES_SMALL_D: &[(u32, u32)] = &[(16, 4), (32, 8), (32, 4), (16, 2), (16, 1)];
-const COOP_CANDIDATES: &[(u32, u32)] = &[(32, 8), (16, 4), (32, 4), (16, 2), (16, 1)];
+/// (rows per subgroup, block_n, subgroups) for the cooperative-matrix forward kernel, best first,
+/// for head dims up to 64 and above. Each subgroup owns 16 or 32 query rows; K and V tiles of
+/// block_n keys are shared by all of them. A subgroup with 32 rows reads each K and V fragment
+/// once for two products, but holds twice the accumulators. The plan skips the candidates the
+/// device cannot run. Measured on the H200 at N = 8k, f16 (BENCHMARKS.md, `coop_tiles.json`): at
+/// d = 64, 32 rows x 4 subgroups with 16-key tiles lead; at d = 128, 16 rows x 8 subgroups with
+/// 32-key tiles (32 rows per subgroup spill there).
+const COOP_CANDIDATES_SMALL_D: &[(u32, u32, u32)] = &[
+    (32, 16, 4),
+    (16, 16, 4),
+    (16, 32, 8),
+    (32, 32, 4),
+    (16, 32, 4),
+    (16, 16, 2),
+    (16, 16, 1),
+];
+const COOP_CANDIDATES: &[(u32, u32, u32)] = &[
+    (16, 32, 8),
+    (16, 16, 4),
+    (32, 16, 4),
+    (32, 32, 4),
+    (16, 32, 4),
+    (16, 16, 2),
+    (16, 16, 1),
+];
 
-/// The candidate (block_n, subgroups) pairs for the cooperative-matrix forward kernel at this
-/// head dimension, best first.
-pub fn coop_candidates(head_dim: u32) -> impl Iterator<Item = (u32, u32)> {
+/// The candidate (rows per subgroup, block_n, subgroups) triples for the cooperative-matrix
+/// forward kernel at this head dimension, best first.
+pub fn coop_candidates(head_dim: u32) -> impl Iterator<Item = (u32, u32, u32)> {
     if head_dim <= 64 {
         COOP_CANDIDATES_SMALL_D
     } else {

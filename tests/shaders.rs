@@ -228,7 +228,7 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                 let varlen = Attention::varlen(2, 1, d, &[0, 3, 9], &[0, 5, 5])
                     .dtype(DType::F16)
                     .causal(true);
-                for p in [p, varlen] {
+                for p in [p.clone(), varlen] {
                     let plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
                     assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix, "{p:?}");
                     validate_spirv(
@@ -236,6 +236,26 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                         &format!("coop sg={subgroup} d={d} all={all} {:?}", plan.tiles),
                     );
                     n += 1;
+                }
+                // Every candidate tile of the table that fits (16 and 32 rows per subgroup).
+                for (rows, block_n, subgroups) in wgpu_flash_attn::tuning::coop_candidates(d) {
+                    let tiles = wgpu_flash_attn::Tiles {
+                        block_m: rows * subgroups,
+                        block_n,
+                        threads_x: subgroup,
+                        threads_y: subgroups,
+                    };
+                    let options = PlanOptions {
+                        tiles: Some(tiles),
+                        ..Default::default()
+                    };
+                    if let Ok(plan) = plan_with(&p, &caps, options) {
+                        validate_spirv(
+                            &forward::shader_source(&plan),
+                            &format!("coop sg={subgroup} d={d} all={all} {tiles:?}"),
+                        );
+                        n += 1;
+                    }
                 }
             }
         }

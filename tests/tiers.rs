@@ -8,7 +8,7 @@ use common::{check, check_inputs, ctx, random_problem, Inputs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use wgpu_flash_attn::{
-    AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions,
+    AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions, Tiles,
 };
 
 /// The tiers this adapter can run an f16 problem on.
@@ -136,6 +136,51 @@ fn random_combinations_on_every_tier() {
             check(&p, forced(kernel), 3000 + case, 2.0);
         }
     }
+}
+
+/// Every cooperative-matrix tile of the tuning tables this adapter can run (16 and 32 rows per
+/// subgroup, each key tile), forced, on seeded random problems and a shape with partial tiles.
+#[test]
+fn every_coop_tile_candidate() {
+    if !tiers().contains(&Kernel::ForwardCoopMatrix) {
+        return; // skipped loudly by tiers()
+    }
+    let sg = ctx()
+        .caps()
+        .subgroup_sizes
+        .expect("the coop tier needs subgroups")
+        .0;
+    let mut tried = 0;
+    for d in [64, 128] {
+        for (rows, block_n, subgroups) in wgpu_flash_attn::tuning::coop_candidates(d) {
+            let tiles = Tiles {
+                block_m: rows * subgroups,
+                block_n,
+                threads_x: sg,
+                threads_y: subgroups,
+            };
+            let options = PlanOptions {
+                tiles: Some(tiles),
+                ..forced(Kernel::ForwardCoopMatrix)
+            };
+            let probe = Attention::new(1, 1, 1, 16, 16, d).dtype(DType::F16);
+            if let Err(e) = ctx().plan_with(&probe, options) {
+                eprintln!("SKIPPED coop tiles {tiles:?} at d={d}: {e}");
+                continue;
+            }
+            let mut rng = ChaCha8Rng::seed_from_u64(u64::from(d * 1000 + block_n + rows));
+            for case in 0..8 {
+                let p = random_problem(&mut rng, &[d], &[DType::F16], 90);
+                check(&p, options, 5000 + case, 2.0);
+            }
+            let partial = Attention::new(2, 4, 2, 200, 333, d)
+                .dtype(DType::F16)
+                .causal(true);
+            check(&partial, options, 5100, 2.0);
+            tried += 1;
+        }
+    }
+    assert!(tried > 0, "no coop tile candidate fits this adapter");
 }
 
 /// Forcing a tier the problem or the device cannot use is a typed error, never a silent fallback.

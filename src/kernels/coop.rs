@@ -11,20 +11,26 @@ pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
 pub fn shader_source(plan: &Plan) -> String {
     let p = &plan.problem;
     let t = plan.tiles;
+    let row_blocks = t.block_m / (16 * t.threads_y);
     let header = format!(
-        "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst SG: u32 = {}u;\n{}",
+        "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
+         const SG: u32 = {}u;\n{}",
         p.head_dim,
         t.block_n,
         t.threads_y,
+        row_blocks,
         t.threads_x,
         super::forward::option_consts(p),
     );
     let lanes_per_row = t.threads_x / 16;
+    let d16 = p.head_dim / 16;
     // Unrolled so that every index into the arrays of fragments and scores is a constant.
     super::unroll(
         &super::with_header(SOURCE, &header),
         &[
-            ("D16", p.head_dim / 16),
+            ("D16", d16),
+            ("R16 * D16", row_blocks * d16),
+            ("R16", row_blocks),
             ("N16", t.block_n / 16),
             ("CPL", t.block_n / lanes_per_row),
             ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
