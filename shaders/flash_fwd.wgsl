@@ -48,11 +48,15 @@ const WG: u32 = TX * TY;
 const RM: u32 = BM / TY;
 const RN: u32 = BN / TX;
 const RD4: u32 = (D4 + TX - 1u) / TX;
+const FULL_D: bool = D4 % TX == 0u;  // every thread owns RD4 output vec4s: no column checks
 const ROW4: u32 = D4 + 1u;      // padded K/V row, in vec4s: consecutive rows start on different banks
 const BN4: u32 = (BN + 3u) / 4u; // a probability row in vec4s
 const PROW4: u32 = BN4 + 1u;    // padded probability row, in vec4s
-// Q rows are not padded: the threads of a row read the same Q vec4 at once (a broadcast).
+// Q rows are not padded: the threads of a row read the same Q vec4 at once (a broadcast). With
+// rows of fewer than 8 threads, 8 adjacent lanes read QSW rows: their vec4 columns are XORed with
+// the row so that those rows' reads fall on different banks.
 const Q_LEN: u32 = select(BM * D4, 1u, STREAM_Q);  // q_tile is unused when Q is streamed
+const QSW: u32 = select(1u, 8u / TX, TX < 8u && D4 % (8u / TX) == 0u);
 const RED_LEN: u32 = select(BM * TX, 1u, SUBGROUP_ROWS);  // row_red is unused in the subgroup tier
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread moves
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
@@ -147,7 +151,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             if (m0 + r < seq_q) {
                 x = unpack4(q_buf[q_base + (m0 + r) * params.q.z + c]);
             }
-            q_tile[r * D4 + c] = x;
+            q_tile[r * D4 + (c ^ (r % QSW))] = x;
         }
     }
 
@@ -234,7 +238,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 if (STREAM_Q) {
                     qv[i] = unpack4(q_buf[q_row[i] + c]);
                 } else {
-                    qv[i] = q_tile[(ty + i * TY) * D4 + c];
+                    let r = ty + i * TY;
+                    qv[i] = q_tile[r * D4 + (c ^ (r % QSW))];
                 }
             }
             var kv: array<vec4<f32>, RN>;
@@ -365,7 +370,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 if (BN % 4u == 0u || j < BN) {
                     for (var c = 0u; c < RD4; c++) {
                         let d4 = tx + c * TX;
-                        if (d4 < D4) {
+                        if (FULL_D || d4 < D4) {
                             let vv = kv_tile[j * ROW4 + d4];
                             for (var i = 0u; i < RM; i++) {
                                 acc[i * RD4 + c] = fma(vec4<f32>(pv[i][k]), vv, acc[i * RD4 + c]);
@@ -413,7 +418,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             }
             for (var c = 0u; c < RD4; c++) {
                 let d4 = tx + c * TX;
-                if (d4 < D4) {
+                if (FULL_D || d4 < D4) {
                     o_buf[o_base + row * params.o.z + d4] = pack4(acc[i * RD4 + c] * inv);
                 }
             }
