@@ -53,7 +53,7 @@ const WIDE: Tiles = Tiles {
 };
 
 #[test]
-fn subgroups_of_32_take_the_measured_tile_on_the_subgroup_tier() {
+fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
     let p = Attention::new(2, 16, 16, 8192, 8192, 128).dtype(DType::F16);
     // At d=128 the table's first entry (64x32) needs more than 48 KiB: the second is taken.
     let want = family_tiles(DeviceFamily::Nvidia)[1];
