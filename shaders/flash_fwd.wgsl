@@ -52,11 +52,12 @@ const FULL_D: bool = D4 % TX == 0u;  // every thread owns RD4 output vec4s: no c
 const ROW4: u32 = D4 + 1u;      // padded K/V row, in vec4s: consecutive rows start on different banks
 const BN4: u32 = (BN + 3u) / 4u; // a probability row in vec4s
 const PROW4: u32 = BN4 + 1u;    // padded probability row, in vec4s
-// Q rows are not padded: the threads of a row read the same Q vec4 at once (a broadcast). With
-// rows of fewer than 8 threads, 8 adjacent lanes read QSW rows: their vec4 columns are XORed with
-// the row so that those rows' reads fall on different banks.
+// Q rows are not padded: the threads of a row read the same Q vec4 (a broadcast), and the
+// different rows that one subgroup reads at once (consecutive ones) are spread over the banks by
+// XORing the vec4 column with the row: QSW is the largest power of two up to 8 dividing D4, so the
+// swizzled column stays in its row.
 const Q_LEN: u32 = select(BM * D4, 1u, STREAM_Q);  // q_tile is unused when Q is streamed
-const QSW: u32 = select(1u, 8u / TX, TX < 8u && D4 % (8u / TX) == 0u);
+const QSW: u32 = select(select(select(1u, 2u, D4 % 2u == 0u), 4u, D4 % 4u == 0u), 8u, D4 % 8u == 0u);
 const RED_LEN: u32 = select(BM * TX, 1u, SUBGROUP_ROWS);  // row_red is unused in the subgroup tier
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread moves
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
