@@ -7,6 +7,10 @@
 //
 // Thread (tx, ty) of the TX x TY workgroup owns rows ty + i*TY (i < RM) and, of each score tile,
 // key columns tx + j*TX (j < RN); of the output, vec4 columns tx + c*TX (c < RD4) of its rows.
+// Both products are register-blocked: per vec4 of d, a thread reads RM vec4s of Q and RN of K once
+// and does 4*RM*RN multiply-adds with them; per 4 keys, RM vec4s of probabilities and 4*RD4 vec4s
+// of V for 16*RM*RD4. Larger RM and RN (tiles with more rows or keys per thread) mean fewer
+// workgroup-memory reads per multiply-add; Q streamed from device memory leaves room for them.
 //
 // The block between the HEADER markers is replaced by constants generated from the plan
 // (src/kernels/forward.rs); the defaults below keep this file valid WGSL on its own.
@@ -44,9 +48,16 @@ const WG: u32 = TX * TY;
 const RM: u32 = BM / TY;
 const RN: u32 = BN / TX;
 const RD4: u32 = (D4 + TX - 1u) / TX;
-const ROW4: u32 = D4 + 1u;      // padded tile row, in vec4s: consecutive rows start on different banks
-const PROW: u32 = BN + 1u;      // padded probability row
-const Q_LEN: u32 = select(BM * ROW4, 1u, STREAM_Q);  // q_tile is unused when Q is streamed
+const FULL_D: bool = D4 % TX == 0u;  // every thread owns RD4 output vec4s: no column checks
+const ROW4: u32 = D4 + 1u;      // padded K/V row, in vec4s: consecutive rows start on different banks
+const BN4: u32 = (BN + 3u) / 4u; // a probability row in vec4s
+const PROW4: u32 = BN4 + 1u;    // padded probability row, in vec4s
+// Q rows are not padded: the threads of a row read the same Q vec4 (a broadcast), and the
+// different rows that one subgroup reads at once (consecutive ones) are spread over the banks by
+// XORing the vec4 column with the row: QSW is the largest power of two up to 8 dividing D4, so the
+// swizzled column stays in its row.
+const Q_LEN: u32 = select(BM * D4, 1u, STREAM_Q);  // q_tile is unused when Q is streamed
+const QSW: u32 = select(select(select(1u, 2u, D4 % 2u == 0u), 4u, D4 % 4u == 0u), 8u, D4 % 8u == 0u);
 const RED_LEN: u32 = select(BM * TX, 1u, SUBGROUP_ROWS);  // row_red is unused in the subgroup tier
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K/V tile each thread moves
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
@@ -102,7 +113,8 @@ struct Params {
 
 var<workgroup> q_tile: array<vec4<f32>, Q_LEN>;
 var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
-var<workgroup> p_tile: array<f32, BM * PROW>;
+// Probabilities as vec4s along keys, so that O += P V reads four keys' worth in one load.
+var<workgroup> p_tile: array<vec4<f32>, BM * PROW4>;
 var<workgroup> row_red: array<f32, RED_LEN>;
 
 @compute @workgroup_size(WG)
@@ -140,7 +152,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             if (m0 + r < seq_q) {
                 x = unpack4(q_buf[q_base + (m0 + r) * params.q.z + c]);
             }
-            q_tile[r * ROW4 + c] = x;
+            q_tile[r * D4 + (c ^ (r % QSW))] = x;
         }
     }
 
@@ -161,6 +173,13 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     var slope = 0.0;
     if (ALIBI) {
         slope = alibi_buf[params.alibi_offset + batch * params.alibi_batch_stride + head_q];
+    }
+
+    // Where this thread's Q rows start in q_buf when Q is streamed; rows past the end read the
+    // last row: finite scores that are never written.
+    var q_row: array<u32, RM>;
+    for (var i = 0u; i < RM; i++) {
+        q_row[i] = q_base + min(m0 + ty + i * TY, seq_q - 1u) * params.q.z;
     }
 
     var m_run: array<f32, RM>;
@@ -214,20 +233,29 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             s[i] = 0.0;
         }
         for (var c = 0u; c < D4; c++) {
+            // Every operand read once into registers, then the RM x RN outer product.
             var qv: array<vec4<f32>, RM>;
             for (var i = 0u; i < RM; i++) {
                 if (STREAM_Q) {
-                    // Rows past the end read the last row: finite scores that are never written.
-                    let row = min(m0 + ty + i * TY, seq_q - 1u);
-                    qv[i] = unpack4(q_buf[q_base + row * params.q.z + c]);
+                    qv[i] = unpack4(q_buf[q_row[i] + c]);
                 } else {
-                    qv[i] = q_tile[(ty + i * TY) * ROW4 + c];
+                    let r = ty + i * TY;
+                    qv[i] = q_tile[r * D4 + (c ^ (r % QSW))];
                 }
             }
+            var kv: array<vec4<f32>, RN>;
             for (var j = 0u; j < RN; j++) {
-                let kv = kv_tile[(tx + j * TX) * ROW4 + c];
-                for (var i = 0u; i < RM; i++) {
-                    s[i * RN + j] += dot(qv[i], kv);
+                kv[j] = kv_tile[(tx + j * TX) * ROW4 + c];
+            }
+            // A chain of fma rather than dot() + add: four multiply-adds, not a multiply, three
+            // multiply-adds and an add.
+            for (var i = 0u; i < RM; i++) {
+                for (var j = 0u; j < RN; j++) {
+                    var x = s[i * RN + j];
+                    x = fma(qv[i].x, kv[j].x, x);
+                    x = fma(qv[i].y, kv[j].y, x);
+                    x = fma(qv[i].z, kv[j].z, x);
+                    s[i * RN + j] = fma(qv[i].w, kv[j].w, x);
                 }
             }
         }
@@ -305,7 +333,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 let x = s[i * RN + j];
                 let pr = select(0.0, exp2(fma(x, params.scale_log2, -m_scaled)), x > MASKED);
                 l_new += pr;
-                p_tile[r * PROW + tx + j * TX] = pr;
+                let key = tx + j * TX;
+                p_tile[r * PROW4 + key / 4u][key % 4u] = pr;
             }
             l_run[i] = l_new;
         }
@@ -329,14 +358,25 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             }
         }
 
-        // O += P V for this thread's rows and vec4 columns.
-        for (var j = 0u; j < BN; j++) {
-            for (var c = 0u; c < RD4; c++) {
-                let d4 = tx + c * TX;
-                if (d4 < D4) {
-                    let vv = kv_tile[j * ROW4 + d4];
-                    for (var i = 0u; i < RM; i++) {
-                        acc[i * RD4 + c] += p_tile[(ty + i * TY) * PROW + j] * vv;
+        // O += P V for this thread's rows and vec4 columns, four keys at a time: RM vec4s of P
+        // and 4 * RD4 vec4s of V per 16 * RM * RD4 multiply-adds.
+        for (var j4 = 0u; j4 < BN4; j4++) {
+            var pv: array<vec4<f32>, RM>;
+            for (var i = 0u; i < RM; i++) {
+                pv[i] = p_tile[(ty + i * TY) * PROW4 + j4];
+            }
+            for (var k = 0u; k < 4u; k++) {
+                let j = j4 * 4u + k;
+                // Constant true when BN is a multiple of 4 (the padding keys do not exist).
+                if (BN % 4u == 0u || j < BN) {
+                    for (var c = 0u; c < RD4; c++) {
+                        let d4 = tx + c * TX;
+                        if (FULL_D || d4 < D4) {
+                            let vv = kv_tile[j * ROW4 + d4];
+                            for (var i = 0u; i < RM; i++) {
+                                acc[i * RD4 + c] = fma(vec4<f32>(pv[i][k]), vv, acc[i * RD4 + c]);
+                            }
+                        }
                     }
                 }
             }
@@ -379,7 +419,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             }
             for (var c = 0u; c < RD4; c++) {
                 let d4 = tx + c * TX;
-                if (d4 < D4) {
+                if (FULL_D || d4 < D4) {
                     o_buf[o_base + row * params.o.z + d4] = pack4(acc[i * RD4 + c] * inv);
                 }
             }

@@ -140,12 +140,14 @@ impl Tiles {
     }
 
     /// Bytes of workgroup memory the forward kernel uses with these tiles at this head dimension:
-    /// Q tile and one K/V tile (f32, rows padded by 4 elements against bank conflicts), the
-    /// probability tile, and one float per thread for row reductions.
+    /// Q tile and one K/V tile (f32; K/V rows padded by 4 elements against bank conflicts), the
+    /// probability tile (rows of vec4s, padded by one), and one float per thread for row reductions.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
-        let row4 = head_dim / 4 + 1;
-        16 * (self.block_m + self.block_n) * row4
-            + 4 * (self.block_m * (self.block_n + 1) + self.block_m * self.threads_x)
+        let d4 = head_dim / 4;
+        16 * self.block_m * d4
+            + 16 * self.block_n * (d4 + 1)
+            + 16 * self.block_m * (self.block_n.div_ceil(4) + 1)
+            + 4 * self.block_m * self.threads_x
     }
 
     fn well_formed(&self) -> bool {
@@ -356,7 +358,7 @@ const BROWSER_BACKEND: &str = "BrowserWebGpu";
 
 /// Bytes of the Q tile in workgroup memory (less the one element that stays declared).
 fn q_tile_bytes(t: &Tiles, head_dim: u32) -> u32 {
-    16 * (t.block_m * (head_dim / 4 + 1) - 1)
+    16 * (t.block_m * (head_dim / 4) - 1)
 }
 
 fn choose_kernel_and_tiles_in_memory(

@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 32x32x16x16, 48x16x16x16, 64x32x16x16 | measured on an H200 (BENCHMARKS.md) |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16 | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB); to be confirmed on an H200 |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -92,11 +92,18 @@ type TileRow = (u32, u32, u32, u32);
 
 /// Tiles per family, best first (the module table says why).
 const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
-    // H200, f32, N=8k: 32x32x16x16 is the fastest that fits 48 KiB at d=64 (12.4 TFLOP/s, 11.9
-    // for 64x32x16x16) and at d=128 (10.3, 10.1 for 48x16x16x16, 8.3 or less for the rest).
+    // NVIDIA: each thread owns 4 query rows (128 threads), so each vec4 of K, V and P read from
+    // workgroup memory feeds 4 rows' multiply-adds. 64x32x8x16 (4x4 score blocks) fits 48 KiB
+    // with Q in workgroup memory up to d = 64, 64x16x8x16 up to d = 128; the older 32x32x16x16
+    // (2x2 blocks; 10.3 TFLOP/s at d=128 on an H200 before register blocking) stays as fallback.
     (
         DeviceFamily::Nvidia,
-        &[(32, 32, 16, 16), (48, 16, 16, 16), (64, 32, 16, 16)],
+        &[
+            (64, 32, 8, 16),
+            (64, 16, 8, 16),
+            (32, 32, 16, 8),
+            (32, 32, 16, 16),
+        ],
     ),
     (DeviceFamily::Amd, &[(32, 32, 16, 16), (64, 32, 16, 16)]),
     (DeviceFamily::Apple, &[(32, 32, 16, 16), (16, 32, 16, 8)]),

@@ -79,6 +79,7 @@ pub fn shader_source(plan: &Plan) -> String {
             ("RM * RN", rm * rn),
             ("RM * RD4", rm * rd4),
             ("TX", t.threads_x),
+            ("4u", 4),
             ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
         ],
     )
