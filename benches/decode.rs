@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Time is measured on the GPU with timestamp queries at the start and end of the step's compute
-//! pass (attention and the split-KV combine), median of `--runs` after `--warmup`; without
+//! pass (attention and the split-KV combine), median of `--runs` after a warm-up of at least
+//! `--warmup` steps and `--warmup-ms` of back-to-back steps (so that clocks have ramped up before
+//! timing: short steps on a cold GPU otherwise measure its idle clocks); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
@@ -65,15 +67,25 @@ struct Args {
     /// Force the P V threads along head_dim (threads_v: 4, 8, 16 or 32), to sweep the tiles.
     #[arg(long)]
     threads_v: Option<u32>,
-    /// Force the workgroup size (64, 128 or 256 invocations; 4 threads per key).
+    /// Force the workgroup size (64, 128 or 256 invocations).
     #[arg(long)]
     threads: Option<u32>,
+    /// Force the threads that share one key's scores (2, 4, 8 or 16).
+    #[arg(long)]
+    threads_per_key: Option<u32>,
+    /// Force the keys each thread scores per tile (1, 2 or 4; keys per tile = threads *
+    /// keys_per_thread / threads_per_key).
+    #[arg(long)]
+    keys_per_thread: Option<u32>,
     /// Timed runs (the median is reported).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 30)]
     runs: usize,
-    /// Untimed warm-up runs.
+    /// Untimed warm-up runs (at least).
     #[arg(long, default_value_t = 3)]
     warmup: usize,
+    /// Untimed warm-up time per configuration, milliseconds (at least), spent on back-to-back steps.
+    #[arg(long, default_value_t = 300)]
+    warmup_ms: u64,
     /// Output rows checked against the f64 oracle per configuration.
     #[arg(long, default_value_t = 8)]
     check_rows: usize,
@@ -207,8 +219,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         "adapter: {} ({}, {}), ~{} compute units, timing: {timing}",
         caps.name, caps.backend, caps.driver, caps.compute_units
     );
-    println!("| kv | layout | splits | tiles (BMxBNxTHxTV) | ms | GB/s of K+V | max err |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
     let mut rows = Vec::new();
     let mut all_ok = true;
@@ -280,8 +294,13 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.splits = Some(plan.splits);
                         let t = plan.tiles;
                         row.tiles = Some(format!(
-                            "{}x{}x{}x{}",
-                            t.block_m, t.block_n, t.threads, t.threads_v
+                            "{}x{}x{}x{}/{}/{}",
+                            t.block_m,
+                            t.block_n,
+                            t.threads,
+                            t.threads_v,
+                            t.threads_per_key,
+                            t.keys_per_thread
                         ));
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
@@ -310,10 +329,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     }
                 }
                 println!(
-                    "| {kv} | {layout} | {} | {} | {} | {} | {} |",
+                    "| {kv} | {layout} | {} | {} | {} | {} | {} | {} |",
                     row.splits.map_or("-".into(), |s| s.to_string()),
                     row.tiles.clone().unwrap_or_default(),
                     row.ms.map_or("-".into(), |m| format!("{m:.4}")),
+                    row.ms_min.map_or("-".into(), |m| format!("{m:.4}")),
                     row.gbps.map_or("-".into(), |g| format!("{g:.1}")),
                     match (&row.error, row.max_err) {
                         (Some(e), _) => e.clone(),
@@ -372,14 +392,24 @@ fn bench(
     problem: &KvCacheAttention,
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
-    let tiles = match (args.threads, args.threads_v) {
-        (None, None) => None,
-        (threads, threads_v) => {
+    let forced = (
+        args.threads,
+        args.threads_v,
+        args.threads_per_key,
+        args.keys_per_thread,
+    );
+    let tiles = match forced {
+        (None, None, None, None) => None,
+        (threads, threads_v, threads_per_key, keys_per_thread) => {
             let base = kvcache::plan(problem, ctx.caps())?.tiles;
             let threads = threads.unwrap_or(base.threads);
+            let threads_per_key = threads_per_key.unwrap_or(base.threads_per_key);
+            let keys_per_thread = keys_per_thread.unwrap_or(base.keys_per_thread);
             Some(DecodeTiles {
                 threads,
-                block_n: threads / base.threads_per_key,
+                threads_per_key,
+                keys_per_thread,
+                block_n: threads * keys_per_thread / threads_per_key,
                 threads_v: threads_v.unwrap_or(base.threads_v),
                 ..base
             })
@@ -387,8 +417,22 @@ fn bench(
     };
     let planned = ctx.plan_kv_cache_with(problem, tiles)?;
     let buffers = KvCacheBuffers::new(q, k, v, out);
+    // Warm-up: batches of steps in one submission, so the GPU stays busy and its clocks ramp up.
+    let start = Instant::now();
+    let mut warm = 0;
+    while warm < args.warmup || start.elapsed().as_millis() < args.warmup_ms as u128 {
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        for _ in 0..8 {
+            planned.encode(&mut encoder, &buffers)?;
+        }
+        ctx.queue().submit([encoder.finish()]);
+        ctx.device()
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| FlashError::Readback(e.to_string()))?;
+        warm += 8;
+    }
     let mut times = Vec::new();
-    for r in 0..args.warmup + args.runs {
+    for _ in 0..args.runs {
         let mut encoder = ctx.device().create_command_encoder(&Default::default());
         planned.encode_timed(
             &mut encoder,
@@ -413,9 +457,7 @@ fn bench(
                 start.elapsed().as_secs_f64() * 1e3
             }
         };
-        if r >= args.warmup {
-            times.push(ms);
-        }
+        times.push(ms);
     }
     Ok((times, planned.plan().clone()))
 }

@@ -528,10 +528,12 @@ pub struct DecodeTiles {
     pub block_m: u32,
     /// Keys per tile.
     pub block_n: u32,
-    /// Invocations per workgroup (block_n * threads_per_key).
+    /// Invocations per workgroup (block_n * threads_per_key / keys_per_thread).
     pub threads: u32,
     /// Threads that share one key's dot products.
     pub threads_per_key: u32,
+    /// Keys each thread scores per tile (each Q chunk it reads serves that many keys).
+    pub keys_per_thread: u32,
     /// Threads along head_dim (in vec4s) while accumulating P V.
     pub threads_v: u32,
 }
@@ -555,7 +557,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
     if !(t.block_m >= 1
         && pow2(t.threads_per_key)
         && pow2(t.threads_v)
-        && t.threads == t.block_n * t.threads_per_key
+        && t.keys_per_thread >= 1
+        && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key
         && t.threads % t.threads_v == 0
         && key_groups >= 1
         && t.block_n % key_groups == 0)
@@ -563,7 +566,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
         return Err(FlashError::BadOption {
             what: "KV-cache tiles",
             got: format!("{t:?}"),
-            why: "threads = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
+            why: "threads * keys_per_thread = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
         });
     }
     let limit = caps
@@ -618,6 +621,7 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
             block_n,
             threads,
             threads_per_key,
+            keys_per_thread: 1,
             threads_v,
         };
         let fits = block_m * d4.div_ceil(threads_v) <= 16
@@ -732,7 +736,8 @@ pub struct KvCachePlan {
     pub work: Vec<(u32, u32)>,
     /// Dispatches, each over a window of the caches that fits one binding (usually one).
     pub windows: Vec<CacheWindow>,
-    /// Attention workgroups in x (splits), y (work items of the largest window), z (KV heads).
+    /// Attention workgroups in x (splits times KV heads, the heads varying fastest), y (work items
+    /// of the largest window), z (1).
     pub grid: [u32; 3],
     /// Workgroup memory of the attention kernel, bytes.
     pub workgroup_bytes: u32,
@@ -783,8 +788,9 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// Workgroups the plan aims for per compute unit, so that memory latency is hidden.
-const WORKGROUPS_PER_UNIT: u32 = 8;
+/// Workgroups the plan aims for per compute unit: several waves of resident workgroups, so that
+/// the last, partly filled wave is a small share of the step (a few workgroups fit a unit at once).
+const WORKGROUPS_PER_UNIT: u32 = 32;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Compute units assumed when the device's are unknown.
@@ -854,34 +860,38 @@ pub fn plan_with(
             };
             let target = units as u64 * WORKGROUPS_PER_UNIT as u64;
             let by_keys = (problem.longest_kv() / MIN_KEYS_PER_SPLIT).max(1) as u64;
-            target
+            let splits = target
                 .div_ceil(blocks.max(1))
                 .min(by_keys)
-                .min(MAX_SPLITS as u64) as u32
+                .min(MAX_SPLITS as u64);
+            // Splits take tiles in turn: as few splits as give each the same number of tiles
+            // (1024 tiles in 66 splits would leave some with 16 and some with 15; 64 give 16 each).
+            let tiles = (problem.longest_kv().div_ceil(tiles.block_n) as u64).max(1);
+            tiles.div_ceil(tiles.div_ceil(splits)) as u32
         }
     };
     let grid = [
-        splits,
+        splits as u64 * problem.heads_kv as u64,
         windows
             .iter()
             .map(|w| w.work.1 - w.work.0)
             .max()
-            .unwrap_or(0),
-        problem.heads_kv,
+            .unwrap_or(0) as u64,
+        1,
     ];
     for (what, n) in [
-        ("workgroups in x (KV splits)", grid[0]),
+        ("workgroups in x (KV splits times heads_kv)", grid[0]),
         ("workgroups in y (query blocks of one dispatch)", grid[1]),
-        ("workgroups in z (heads_kv)", grid[2]),
     ] {
-        if n > caps.max_workgroups_per_dimension {
+        if n > caps.max_workgroups_per_dimension as u64 {
             return Err(FlashError::DeviceLimit {
                 what,
-                needed: n as u64,
+                needed: n,
                 limit: caps.max_workgroups_per_dimension as u64,
             });
         }
     }
+    let grid = grid.map(|n| n as u32);
     // Q and O are bound whole (from an aligned offset at or below theirs); the caches by window.
     let bytes =
         problem.q_len() * problem.dtype.size() + caps.min_storage_buffer_offset_alignment as u64;
