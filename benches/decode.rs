@@ -61,7 +61,7 @@ struct Args {
     /// Tokens per page of the paged layout.
     #[arg(long, default_value_t = 16)]
     page_size: u32,
-    /// Force the number of KV splits (a list sweeps them; default: the plan's choice).
+    /// Force the number of KV splits (a list sweeps them; 0 or default: the plan's choice).
     #[arg(long, value_delimiter = ',')]
     splits: Vec<u32>,
     /// Force the P V threads along head_dim (threads_v: 4, 8, 16 or 32), to sweep the tiles.
@@ -77,6 +77,14 @@ struct Args {
     /// keys_per_thread / threads_per_key).
     #[arg(long)]
     keys_per_thread: Option<u32>,
+    /// Force the tiles of K and V loaded ahead of the one computed (1 or 2).
+    #[arg(long)]
+    prefetch: Option<u32>,
+    /// Tile configurations to sweep on the same data, each `plan` (the plan's choice) or
+    /// THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V (e.g. 128/4/1/2/16); overrides
+    /// the single-knob flags above.
+    #[arg(long, value_delimiter = ',')]
+    tiles: Vec<String>,
     /// Timed runs (the median is reported).
     #[arg(long, default_value_t = 30)]
     runs: usize,
@@ -220,10 +228,24 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         caps.name, caps.backend, caps.driver, caps.compute_units
     );
     println!(
-        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
+        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK/PF) | ms (median) | ms (min) | GB/s of K+V | max err |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
+    let tile_list: Vec<Forced> = if args.tiles.is_empty() {
+        vec![[
+            args.threads,
+            args.threads_per_key,
+            args.keys_per_thread,
+            args.prefetch,
+            args.threads_v,
+        ]]
+    } else {
+        args.tiles
+            .iter()
+            .map(|t| parse_tiles(t))
+            .collect::<Result<_, _>>()?
+    };
     let mut rows = Vec::new();
     let mut all_ok = true;
     for &kv in &args.kv {
@@ -256,9 +278,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             let split_list: Vec<Option<u32>> = if args.splits.is_empty() {
                 vec![None]
             } else {
-                args.splits.iter().map(|&s| Some(s)).collect()
+                args.splits.iter().map(|&s| (s > 0).then_some(s)).collect()
             };
-            for splits in split_list {
+            let runs = split_list
+                .iter()
+                .flat_map(|&s| tile_list.iter().map(move |&t| (s, t)));
+            for (splits, forced) in runs {
                 let problem = match splits {
                     Some(n) => problem.clone().num_splits(n),
                     None => problem.clone(),
@@ -284,7 +309,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     max_err: None,
                     error: None,
                 };
-                match bench(&ctx, timer.as_ref(), args, &problem, [&q, &k, &v, &out]) {
+                match bench(
+                    &ctx,
+                    timer.as_ref(),
+                    args,
+                    forced,
+                    &problem,
+                    [&q, &k, &v, &out],
+                ) {
                     Ok((times, plan)) => {
                         let ms_min = times.iter().copied().reduce(f64::min);
                         let ms = median(times);
@@ -294,13 +326,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.splits = Some(plan.splits);
                         let t = plan.tiles;
                         row.tiles = Some(format!(
-                            "{}x{}x{}x{}/{}/{}",
+                            "{}x{}x{}x{}/{}/{}/{}",
                             t.block_m,
                             t.block_n,
                             t.threads,
                             t.threads_v,
                             t.threads_per_key,
-                            t.keys_per_thread
+                            t.keys_per_thread,
+                            t.prefetch
                         ));
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
@@ -385,22 +418,38 @@ fn shuffled_pages(batch: u32, per_seq: u32, seed: u64) -> Vec<u32> {
 
 type Planned = kvcache::KvCachePlan;
 
+/// Forced tile knobs: threads, threads_per_key, keys_per_thread, prefetch, threads_v.
+type Forced = [Option<u32>; 5];
+
+/// `plan`, or THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V.
+fn parse_tiles(spec: &str) -> Result<Forced, String> {
+    if spec == "plan" {
+        return Ok([None; 5]);
+    }
+    let parts: Vec<u32> = spec
+        .split('/')
+        .map(|x| x.parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--tiles {spec}: {e}"))?;
+    match parts[..] {
+        [a, b, c, d, e] => Ok([Some(a), Some(b), Some(c), Some(d), Some(e)]),
+        _ => Err(format!(
+            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V"
+        )),
+    }
+}
+
 fn bench(
     ctx: &FlashContext,
     timer: Option<&GpuTimer>,
     args: &Args,
+    forced: Forced,
     problem: &KvCacheAttention,
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
-    let forced = (
-        args.threads,
-        args.threads_v,
-        args.threads_per_key,
-        args.keys_per_thread,
-    );
     let tiles = match forced {
-        (None, None, None, None) => None,
-        (threads, threads_v, threads_per_key, keys_per_thread) => {
+        [None, None, None, None, None] => None,
+        [threads, threads_per_key, keys_per_thread, prefetch, threads_v] => {
             let base = kvcache::plan(problem, ctx.caps())?.tiles;
             let threads = threads.unwrap_or(base.threads);
             let threads_per_key = threads_per_key.unwrap_or(base.threads_per_key);
@@ -409,6 +458,7 @@ fn bench(
                 threads,
                 threads_per_key,
                 keys_per_thread,
+                prefetch: prefetch.unwrap_or(base.prefetch),
                 block_n: threads * keys_per_thread / threads_per_key,
                 threads_v: threads_v.unwrap_or(base.threads_v),
                 ..base

@@ -39,6 +39,7 @@ const BN: u32 = 32u;      // keys per tile
 const WG: u32 = 128u;     // invocations (BN * TXK / KK)
 const TXK: u32 = 4u;      // threads per key while computing scores
 const KK: u32 = 1u;       // keys per thread while computing scores
+const PF: u32 = 1u;       // tiles loaded ahead of the one computed (1 or 2)
 const TXV: u32 = 32u;     // threads along head_dim while accumulating P V
 const PAGED: bool = false;
 const PAGE: u32 = 16u;     // PAGED: keys per page (a constant, so / and % are cheap)
@@ -101,7 +102,9 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> part_buf: array<u32>;
 
 var<workgroup> q_tile: array<vec4<f32>, BM * D4>;
-var<workgroup> red: array<f32, BM * BN * TXK>;
+// Score parts: (row r, key j, part t) at (r * BN + j) * TXK + t + r; the shift by r spreads
+// the softmax threads of different rows over different banks.
+var<workgroup> red: array<f32, BM * BN * TXK + BM>;
 var<workgroup> p_tile: array<f32, BM * BN>;       // probabilities of the tile
 var<workgroup> alpha_tile: array<f32, BM * KY>;   // rescale factor per (row, key group)
 var<workgroup> ml: array<f32, 2u * KY * BM>;
@@ -234,24 +237,33 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let k_head = params.k.x + head_kv * params.k.w;
     let v_head = params.v.x + head_kv * params.v.w;
 
-    // Each tile's K and V go to registers one tile ahead: their loads are in flight while the
-    // previous tile is computed. The rows (block table reads, when paged) run one tile further
-    // ahead still, so that the loads never wait for them.
+    // K and V go to registers PF tiles ahead: their loads are in flight while the tiles before
+    // them are computed. The rows (block table reads, when paged) run one tile further ahead
+    // still, so that the loads never wait for them.
     var n0 = split * BN;
     var kreg = load_k(k_head, k_rows(seq, n0, kv_end, kj), n0, kv_end, kx, kj);
     var vreg = load_v(v_head, v_rows(seq, n0, kv_end, vy), n0, kv_end, vx, vy);
-    var k_row = k_rows(seq, n0 + stride, kv_end, kj);
-    var v_row = v_rows(seq, n0 + stride, kv_end, vy);
+    var ahead = n0 + stride;   // the first tile not loaded yet
+    // PF == 2: the tile after kreg's (otherwise unused).
+    var k_ahead = kreg;
+    var v_ahead = vreg;
+    if (PF == 2u) {
+        k_ahead = load_k(k_head, k_rows(seq, ahead, kv_end, kj), ahead, kv_end, kx, kj);
+        v_ahead = load_v(v_head, v_rows(seq, ahead, kv_end, vy), ahead, kv_end, vx, vy);
+        ahead += stride;
+    }
+    var k_row = k_rows(seq, ahead, kv_end, kj);
+    var v_row = v_rows(seq, ahead, kv_end, vy);
     for (; n0 < kv_end; n0 += stride) {
-        let n1 = n0 + stride;
         var k_next: array<Packed4, KK * RKD>;
         var v_next: array<Packed4, KPT * RVD>;
-        if (n1 < kv_end) {
-            k_next = load_k(k_head, k_row, n1, kv_end, kx, kj);
-            v_next = load_v(v_head, v_row, n1, kv_end, vx, vy);
-            k_row = k_rows(seq, n1 + stride, kv_end, kj);
-            v_row = v_rows(seq, n1 + stride, kv_end, vy);
+        if (ahead < kv_end) {
+            k_next = load_k(k_head, k_row, ahead, kv_end, kx, kj);
+            v_next = load_v(v_head, v_row, ahead, kv_end, vx, vy);
+            k_row = k_rows(seq, ahead + stride, kv_end, kj);
+            v_row = v_rows(seq, ahead + stride, kv_end, vy);
         }
+        ahead += stride;
 
         // Partial dot products; the TXK parts of each score meet in `red`.
         for (var r = 0u; r < BM; r++) {
@@ -266,7 +278,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
             }
             for (var u = 0u; u < KK; u++) {
-                red[(r * BN + kj + u * KJ) * TXK + kx] = part[u];
+                red[(r * BN + kj + u * KJ) * TXK + kx + r] = part[u];
             }
         }
         workgroupBarrier();
@@ -284,7 +296,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                     let j = y + k * KY;
                     var x = 0.0;
                     for (var t = 0u; t < TXK; t++) {
-                        x += red[(r * BN + j) * TXK + t];
+                        x += red[(r * BN + j) * TXK + t + r];
                     }
                     var visible = n0 + j < kv_end;
                     if (CAUSAL) {
@@ -326,8 +338,15 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
             }
         }
-        kreg = k_next;
-        vreg = v_next;
+        if (PF == 2u) {
+            kreg = k_ahead;
+            vreg = v_ahead;
+            k_ahead = k_next;
+            v_ahead = v_next;
+        } else {
+            kreg = k_next;
+            vreg = v_next;
+        }
     }
 
     // Merge the KY key groups: the row's max and sum over groups, then the accumulators.

@@ -534,18 +534,22 @@ pub struct DecodeTiles {
     pub threads_per_key: u32,
     /// Keys each thread scores per tile (each Q chunk it reads serves that many keys).
     pub keys_per_thread: u32,
+    /// Tiles of K and V loaded ahead of the one computed (1 or 2): more bytes in flight, more
+    /// registers.
+    pub prefetch: u32,
     /// Threads along head_dim (in vec4s) while accumulating P V.
     pub threads_v: u32,
 }
 
 impl DecodeTiles {
-    /// Bytes of workgroup memory: Q rows (f32), the score parts, the probability tile, the
-    /// rescale factors and the merge state.
+    /// Bytes of workgroup memory: Q rows (f32), the score parts (one word of padding a row), the
+    /// probability tile, the rescale factors and the merge state.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
         let key_groups = self.threads / self.threads_v;
         self.block_m
             * (4 * head_dim
                 + 4 * self.block_n * self.threads_per_key
+                + 4
                 + 4 * self.block_n
                 + 12 * key_groups)
     }
@@ -558,6 +562,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
         && pow2(t.threads_per_key)
         && pow2(t.threads_v)
         && t.keys_per_thread >= 1
+        && (t.prefetch == 1 || t.prefetch == 2)
         && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key
         && t.threads % t.threads_v == 0
         && key_groups >= 1
@@ -566,7 +571,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
         return Err(FlashError::BadOption {
             what: "KV-cache tiles",
             got: format!("{t:?}"),
-            why: "threads * keys_per_thread = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
+            why: "prefetch 1 or 2, threads * keys_per_thread = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
         });
     }
     let limit = caps
@@ -594,7 +599,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
 /// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
 /// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
-/// (row, key group) softmax states finished in parallel.
+/// (row, key group) softmax states finished in parallel. One key per thread while scoring; K and
+/// V two tiles ahead on GPUs of 64 compute units or more, one elsewhere.
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
@@ -610,6 +616,9 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
     }
     let threads_per_key = 4;
     let block_n = threads / threads_per_key;
+    // Big GPUs need many bytes in flight per compute unit to cover their memory latency: two
+    // tiles ahead (more registers, fewer resident workgroups, more loads pending in each).
+    let prefetch = if caps.compute_units >= 64 { 2 } else { 1 };
     let mut block_m = rows.next_power_of_two().min(16);
     loop {
         let threads_v = (d4 * block_m)
@@ -622,6 +631,7 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
             threads,
             threads_per_key,
             keys_per_thread: 1,
+            prefetch,
             threads_v,
         };
         let fits = block_m * d4.div_ceil(threads_v) <= 16
@@ -864,8 +874,9 @@ pub fn plan_with(
                 .div_ceil(blocks.max(1))
                 .min(by_keys)
                 .min(MAX_SPLITS as u64);
-            // Splits take tiles in turn: as few splits as give each the same number of tiles
-            // (1024 tiles in 66 splits would leave some with 16 and some with 15; 64 give 16 each).
+            // Splits take tiles in turn, so the slowest has ceil(tiles / splits) of them: keep
+            // that, with as few splits as give it (1024 tiles: 64 splits of 16, not 66 of 15-16),
+            // which saves partial states to combine.
             let tiles = (problem.longest_kv().div_ceil(tiles.block_n) as u64).max(1);
             tiles.div_ceil(tiles.div_ceil(splits)) as u32
         }
