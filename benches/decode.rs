@@ -9,8 +9,9 @@
 //!
 //! Time is measured on the GPU with timestamp queries at the start and end of the step's compute
 //! pass (attention and the split-KV combine), median of `--runs` after a warm-up of at least
-//! `--warmup` steps and `--warmup-ms` of back-to-back steps (so that clocks have ramped up before
-//! timing: short steps on a cold GPU otherwise measure its idle clocks); without
+//! `--warmup` steps and `--warmup-ms` of back-to-back steps, at least 1 s for the first
+//! configuration after each cache upload (so that clocks have ramped up before timing: short steps
+//! on a cold GPU otherwise measure its idle clocks); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
@@ -251,6 +252,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     for &kv in &args.kv {
         // One pair of cache buffers per length, shared by both layouts.
         let cache_elems = b as usize * kv as usize * hkv as usize * d as usize;
+        // The GPU idles while the host fills the caches: the first configuration after that warms
+        // up for at least a second.
+        let mut warmup_ms = args.warmup_ms.max(1000);
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
@@ -309,14 +313,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     max_err: None,
                     error: None,
                 };
-                match bench(
+                let result = bench(
                     &ctx,
                     timer.as_ref(),
                     args,
-                    forced,
+                    (forced, warmup_ms),
                     &problem,
                     [&q, &k, &v, &out],
-                ) {
+                );
+                warmup_ms = args.warmup_ms;
+                match result {
                     Ok((times, plan)) => {
                         let ms_min = times.iter().copied().reduce(f64::min);
                         let ms = median(times);
@@ -443,7 +449,7 @@ fn bench(
     ctx: &FlashContext,
     timer: Option<&GpuTimer>,
     args: &Args,
-    forced: Forced,
+    (forced, warmup_ms): (Forced, u64),
     problem: &KvCacheAttention,
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
@@ -470,7 +476,7 @@ fn bench(
     // Warm-up: batches of steps in one submission, so the GPU stays busy and its clocks ramp up.
     let start = Instant::now();
     let mut warm = 0;
-    while warm < args.warmup || start.elapsed().as_millis() < args.warmup_ms as u128 {
+    while warm < args.warmup || start.elapsed().as_millis() < warmup_ms as u128 {
         let mut encoder = ctx.device().create_command_encoder(&Default::default());
         for _ in 0..8 {
             planned.encode(&mut encoder, &buffers)?;

@@ -19,8 +19,10 @@
 //           units), so almost every tile has rescale factor 1 and skips rescaling the accumulators;
 //   P V:    thread (vy, vx) accumulates group vy's keys into head_dim chunks vx, vx + TXV, ...
 //           The KY partial states of each row merge at the end.
-// The next tile's K and V are loaded into registers before the current tile is computed, and (for
-// PAGED) the block table is read one tile before that, so a page lookup never delays a load.
+// The next tile's K and V are loaded into registers before the current tile is computed (PF = 2:
+// two register sets in turn, each refilled as soon as it is used, so up to two tiles are in
+// flight), and (for PAGED) the block table is read one tile before that, so a page lookup never
+// delays a load.
 // With one split the result is O (and LSE); with more, each split writes a normalised partial O
 // and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE.
 //
@@ -39,7 +41,7 @@ const BN: u32 = 32u;      // keys per tile
 const WG: u32 = 128u;     // invocations (BN * TXK / KK)
 const TXK: u32 = 4u;      // threads per key while computing scores
 const KK: u32 = 1u;       // keys per thread while computing scores
-const PF: u32 = 1u;       // tiles loaded ahead of the one computed (1 or 2)
+const PF: u32 = 1u;       // register sets of K/V tiles: 1 (next tile in flight) or 2 (see below)
 const TXV: u32 = 32u;     // threads along head_dim while accumulating P V
 const PAGED: bool = false;
 const PAGE: u32 = 16u;     // PAGED: keys per page (a constant, so / and % are cheap)
@@ -176,6 +178,87 @@ fn load_v(v_head: u32, rows: array<u32, KPT>, n0: u32, kv_end: u32, vx: u32, vy:
     return vreg;
 }
 
+// Partial dot products of Q with this thread's keys of the tile; the TXK parts of each score
+// meet in `red`.
+fn tile_scores(kreg: ptr<function, array<Packed4, KK * RKD>>, kx: u32, kj: u32) {
+    for (var r = 0u; r < BM; r++) {
+        var part: array<f32, KK>;
+        for (var c = 0u; c < RKD; c++) {
+            let d4 = kx + c * TXK;
+            if (d4 < D4) {
+                let q = q_tile[r * D4 + d4];
+                for (var u = 0u; u < KK; u++) {
+                    part[u] += dot(q, unpack4((*kreg)[u * RKD + c]));
+                }
+            }
+        }
+        for (var u = 0u; u < KK; u++) {
+            red[(r * BN + kj + u * KJ) * TXK + kx + r] = part[u];
+        }
+    }
+}
+
+// Softmax per (row, key group) of the tile at n0: finish the scores, update the group's running
+// state, and leave the probabilities and the rescale factor for the P V phase.
+fn tile_softmax(n0: u32, kv_end: u32, lid: u32, row0: u32, g: u32, diag_offset: i32,
+                m_state: ptr<function, array<f32, SR>>, l_state: ptr<function, array<f32, SR>>) {
+    for (var u = 0u; u < SR; u++) {
+        let i = lid + u * WG;
+        if (i < BM * KY) {
+            let r = i / KY;
+            let y = i % KY;
+            let tok = (row0 + r) / g;
+            var s: array<f32, KPT>;
+            var m_tile = MASKED;
+            for (var k = 0u; k < KPT; k++) {
+                let j = y + k * KY;
+                var x = 0.0;
+                for (var t = 0u; t < TXK; t++) {
+                    x += red[(r * BN + j) * TXK + t + r];
+                }
+                var visible = n0 + j < kv_end;
+                if (CAUSAL) {
+                    visible = visible && i32(n0 + j) <= i32(tok) + diag_offset;
+                }
+                x = select(MASKED, x * params.scale_log2, visible);
+                s[k] = x;
+                m_tile = max(m_tile, x);
+            }
+            let m_old = (*m_state)[u];
+            // Lazy max: keep the old one (alpha exactly 1) unless this tile passes it by SLACK.
+            let m_new = select(m_old, m_tile, m_tile > m_old + SLACK);
+            let alpha = select(exp2(m_old - m_new), 0.0, m_old <= MASKED);
+            var l = (*l_state)[u] * alpha;
+            for (var k = 0u; k < KPT; k++) {
+                let pr = select(0.0, exp2(s[k] - m_new), s[k] > MASKED);
+                l += pr;
+                p_tile[r * BN + y + k * KY] = pr;
+            }
+            (*m_state)[u] = m_new;
+            (*l_state)[u] = l;
+            alpha_tile[r * KY + y] = alpha;
+        }
+    }
+}
+
+// O += P V for this thread's key group and head_dim chunks.
+fn tile_pv(vreg: ptr<function, array<Packed4, KPT * RVD>>, acc: ptr<function, array<vec4<f32>, BM * RVD>>, vy: u32) {
+    for (var r = 0u; r < BM; r++) {
+        let alpha = alpha_tile[r * KY + vy];
+        if (alpha != 1.0) {
+            for (var c = 0u; c < RVD; c++) {
+                (*acc)[r * RVD + c] *= alpha;
+            }
+        }
+        for (var u = 0u; u < KPT; u++) {
+            let pr = p_tile[r * BN + vy + u * KY];
+            for (var c = 0u; c < RVD; c++) {
+                (*acc)[r * RVD + c] += pr * unpack4((*vreg)[u * RVD + c]);
+            }
+        }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     // KV heads vary fastest, then splits: see the header.
@@ -237,115 +320,79 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let k_head = params.k.x + head_kv * params.k.w;
     let v_head = params.v.x + head_kv * params.v.w;
 
-    // K and V go to registers PF tiles ahead: their loads are in flight while the tiles before
-    // them are computed. The rows (block table reads, when paged) run one tile further ahead
-    // still, so that the loads never wait for them.
+    // K and V of the next tile load while a tile is computed; their rows (block table reads, when
+    // paged) are found one tile earlier still, so that the loads never wait for them.
     var n0 = split * BN;
     var kreg = load_k(k_head, k_rows(seq, n0, kv_end, kj), n0, kv_end, kx, kj);
     var vreg = load_v(v_head, v_rows(seq, n0, kv_end, vy), n0, kv_end, vx, vy);
-    var ahead = n0 + stride;   // the first tile not loaded yet
-    // PF == 2: the tile after kreg's (otherwise unused).
-    var k_ahead = kreg;
-    var v_ahead = vreg;
-    if (PF == 2u) {
-        k_ahead = load_k(k_head, k_rows(seq, ahead, kv_end, kj), ahead, kv_end, kx, kj);
-        v_ahead = load_v(v_head, v_rows(seq, ahead, kv_end, vy), ahead, kv_end, vx, vy);
-        ahead += stride;
-    }
-    var k_row = k_rows(seq, ahead, kv_end, kj);
-    var v_row = v_rows(seq, ahead, kv_end, vy);
-    for (; n0 < kv_end; n0 += stride) {
-        var k_next: array<Packed4, KK * RKD>;
-        var v_next: array<Packed4, KPT * RVD>;
-        if (ahead < kv_end) {
-            k_next = load_k(k_head, k_row, ahead, kv_end, kx, kj);
-            v_next = load_v(v_head, v_row, ahead, kv_end, vx, vy);
-            k_row = k_rows(seq, ahead + stride, kv_end, kj);
-            v_row = v_rows(seq, ahead + stride, kv_end, vy);
-        }
-        ahead += stride;
-
-        // Partial dot products; the TXK parts of each score meet in `red`.
-        for (var r = 0u; r < BM; r++) {
-            var part: array<f32, KK>;
-            for (var c = 0u; c < RKD; c++) {
-                let d4 = kx + c * TXK;
-                if (d4 < D4) {
-                    let q = q_tile[r * D4 + d4];
-                    for (var u = 0u; u < KK; u++) {
-                        part[u] += dot(q, unpack4(kreg[u * RKD + c]));
-                    }
-                }
+    if (PF == 1u) {
+        var k_row = k_rows(seq, n0 + stride, kv_end, kj);
+        var v_row = v_rows(seq, n0 + stride, kv_end, vy);
+        for (; n0 < kv_end; n0 += stride) {
+            let n1 = n0 + stride;
+            var k_next: array<Packed4, KK * RKD>;
+            var v_next: array<Packed4, KPT * RVD>;
+            if (n1 < kv_end) {
+                k_next = load_k(k_head, k_row, n1, kv_end, kx, kj);
+                v_next = load_v(v_head, v_row, n1, kv_end, vx, vy);
+                k_row = k_rows(seq, n1 + stride, kv_end, kj);
+                v_row = v_rows(seq, n1 + stride, kv_end, vy);
             }
-            for (var u = 0u; u < KK; u++) {
-                red[(r * BN + kj + u * KJ) * TXK + kx + r] = part[u];
-            }
-        }
-        workgroupBarrier();
-        // Softmax per (row, key group): finish the scores, update the group's state, and leave
-        // the probabilities and the rescale factor for the P V phase.
-        for (var u = 0u; u < SR; u++) {
-            let i = lid + u * WG;
-            if (i < BM * KY) {
-                let r = i / KY;
-                let y = i % KY;
-                let tok = (row0 + r) / g;
-                var s: array<f32, KPT>;
-                var m_tile = MASKED;
-                for (var k = 0u; k < KPT; k++) {
-                    let j = y + k * KY;
-                    var x = 0.0;
-                    for (var t = 0u; t < TXK; t++) {
-                        x += red[(r * BN + j) * TXK + t + r];
-                    }
-                    var visible = n0 + j < kv_end;
-                    if (CAUSAL) {
-                        visible = visible && i32(n0 + j) <= i32(tok) + diag_offset;
-                    }
-                    x = select(MASKED, x * params.scale_log2, visible);
-                    s[k] = x;
-                    m_tile = max(m_tile, x);
-                }
-                let m_old = m_state[u];
-                // Lazy max: keep the old one (alpha exactly 1) unless this tile passes it by SLACK.
-                let m_new = select(m_old, m_tile, m_tile > m_old + SLACK);
-                let alpha = select(exp2(m_old - m_new), 0.0, m_old <= MASKED);
-                var l = l_state[u] * alpha;
-                for (var k = 0u; k < KPT; k++) {
-                    let pr = select(0.0, exp2(s[k] - m_new), s[k] > MASKED);
-                    l += pr;
-                    p_tile[r * BN + y + k * KY] = pr;
-                }
-                m_state[u] = m_new;
-                l_state[u] = l;
-                alpha_tile[r * KY + y] = alpha;
-            }
-        }
-        workgroupBarrier();
-
-        // O += P V for this thread's key group and head_dim chunks.
-        for (var r = 0u; r < BM; r++) {
-            let alpha = alpha_tile[r * KY + vy];
-            if (alpha != 1.0) {
-                for (var c = 0u; c < RVD; c++) {
-                    acc[r * RVD + c] *= alpha;
-                }
-            }
-            for (var u = 0u; u < KPT; u++) {
-                let pr = p_tile[r * BN + vy + u * KY];
-                for (var c = 0u; c < RVD; c++) {
-                    acc[r * RVD + c] += pr * unpack4(vreg[u * RVD + c]);
-                }
-            }
-        }
-        if (PF == 2u) {
-            kreg = k_ahead;
-            vreg = v_ahead;
-            k_ahead = k_next;
-            v_ahead = v_next;
-        } else {
+            tile_scores(&kreg, kx, kj);
+            workgroupBarrier();
+            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+            workgroupBarrier();
+            tile_pv(&vreg, &acc, vy);
             kreg = k_next;
             vreg = v_next;
+        }
+    } else {
+        // PF == 2: two register sets, A (kreg, vreg) and B, take tiles in turn (the loop body is
+        // written out for each, so no registers are copied). A set's K is refilled with the tile
+        // two ahead as soon as its scores are taken, and its V as soon as P V is done: while a
+        // tile is computed, the next one and most of the one after are in flight.
+        let n1 = n0 + stride;
+        var k_b = load_k(k_head, k_rows(seq, n1, kv_end, kj), n1, kv_end, kx, kj);
+        var v_b = load_v(v_head, v_rows(seq, n1, kv_end, vy), n1, kv_end, vx, vy);
+        var k_row = k_rows(seq, n1 + stride, kv_end, kj);
+        var v_row = v_rows(seq, n1 + stride, kv_end, vy);
+        loop {
+            if (n0 >= kv_end) {
+                break;
+            }
+            var n2 = n0 + 2u * stride;
+            tile_scores(&kreg, kx, kj);
+            if (n2 < kv_end) {
+                kreg = load_k(k_head, k_row, n2, kv_end, kx, kj);
+                k_row = k_rows(seq, n2 + stride, kv_end, kj);
+            }
+            workgroupBarrier();
+            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+            workgroupBarrier();
+            tile_pv(&vreg, &acc, vy);
+            if (n2 < kv_end) {
+                vreg = load_v(v_head, v_row, n2, kv_end, vx, vy);
+                v_row = v_rows(seq, n2 + stride, kv_end, vy);
+            }
+            n0 += stride;
+            if (n0 >= kv_end) {
+                break;
+            }
+            n2 = n0 + 2u * stride;
+            tile_scores(&k_b, kx, kj);
+            if (n2 < kv_end) {
+                k_b = load_k(k_head, k_row, n2, kv_end, kx, kj);
+                k_row = k_rows(seq, n2 + stride, kv_end, kj);
+            }
+            workgroupBarrier();
+            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+            workgroupBarrier();
+            tile_pv(&v_b, &acc, vy);
+            if (n2 < kv_end) {
+                v_b = load_v(v_head, v_row, n2, kv_end, vx, vy);
+                v_row = v_rows(seq, n2 + stride, kv_end, vy);
+            }
+            n0 += stride;
         }
     }
 
