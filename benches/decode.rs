@@ -78,7 +78,7 @@ struct Args {
     /// keys_per_thread / threads_per_key).
     #[arg(long)]
     keys_per_thread: Option<u32>,
-    /// Force the tiles of K and V loaded ahead of the one computed (1 or 2).
+    /// Force the register sets of K/V tiles (1: next tile in flight; 2: up to two).
     #[arg(long)]
     prefetch: Option<u32>,
     /// Tile configurations to sweep on the same data, each `plan` (the plan's choice) or

@@ -9,7 +9,7 @@
 // workgroups running at the same time read whole cache rows of neighbouring tiles, a streaming
 // pattern that keeps DRAM pages and TLB entries shared. Per tile:
 //   scores: thread (kj, kx) reads chunks kx, kx + TXK, ... of keys kj, kj + WG / TXK, ... (KK
-//           keys: wide loads, straight from device memory into registers), dots them with Q (each
+//           keys: vec4 loads, straight from device memory into registers), dots them with Q (each
 //           Q chunk read from workgroup memory serves KK keys), and the TXK parts meet in `red`;
 //   softmax: the tile's keys fall into KY key groups (keys y, y + KY, ...); thread (row r, group y)
 //           finishes those scores, keeps the group's running max and sum for row r (online

@@ -534,8 +534,9 @@ pub struct DecodeTiles {
     pub threads_per_key: u32,
     /// Keys each thread scores per tile (each Q chunk it reads serves that many keys).
     pub keys_per_thread: u32,
-    /// Tiles of K and V loaded ahead of the one computed (1 or 2): more bytes in flight, more
-    /// registers.
+    /// Register sets of K and V tiles: 1 (the next tile loads while one is computed) or 2 (two
+    /// sets taken in turn, each refilled as soon as it is used: up to two tiles in flight, with
+    /// no more registers than 1 needs but twice the loop code).
     pub prefetch: u32,
     /// Threads along head_dim (in vec4s) while accumulating P V.
     pub threads_v: u32,
@@ -599,8 +600,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
 /// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
 /// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
-/// (row, key group) softmax states finished in parallel. One key per thread while scoring; K and
-/// V two tiles ahead on GPUs of 64 compute units or more, one elsewhere.
+/// (row, key group) softmax states finished in parallel. One key per thread while scoring; two
+/// register sets of K/V tiles on GPUs of 64 compute units or more, one elsewhere.
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
@@ -617,7 +618,7 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
     let threads_per_key = 4;
     let block_n = threads / threads_per_key;
     // Big GPUs need many bytes in flight per compute unit to cover their memory latency: two
-    // tiles ahead (more registers, fewer resident workgroups, more loads pending in each).
+    // register sets in turn keep up to two tiles of loads pending.
     let prefetch = if caps.compute_units >= 64 { 2 } else { 1 };
     let mut block_m = rows.next_power_of_two().min(16);
     loop {
