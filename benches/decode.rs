@@ -8,7 +8,10 @@
 //! ```
 //!
 //! Time is measured on the GPU with timestamp queries at the start and end of the step's compute
-//! pass (attention and the split-KV combine), median of `--runs` after `--warmup`; without
+//! pass (attention and the split-KV combine), median of `--runs` after a warm-up of at least
+//! `--warmup` steps and `--warmup-ms` of back-to-back steps, at least 1 s for the first
+//! configuration after each cache upload (so that clocks have ramped up before timing: short steps
+//! on a cold GPU otherwise measure its idle clocks); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
@@ -59,21 +62,39 @@ struct Args {
     /// Tokens per page of the paged layout.
     #[arg(long, default_value_t = 16)]
     page_size: u32,
-    /// Force the number of KV splits (a list sweeps them; default: the plan's choice).
+    /// Force the number of KV splits (a list sweeps them; 0 or default: the plan's choice).
     #[arg(long, value_delimiter = ',')]
     splits: Vec<u32>,
     /// Force the P V threads along head_dim (threads_v: 4, 8, 16 or 32), to sweep the tiles.
     #[arg(long)]
     threads_v: Option<u32>,
-    /// Force the workgroup size (64, 128 or 256 invocations; 4 threads per key).
+    /// Force the workgroup size (64, 128 or 256 invocations).
     #[arg(long)]
     threads: Option<u32>,
+    /// Force the threads that share one key's scores (2, 4, 8 or 16).
+    #[arg(long)]
+    threads_per_key: Option<u32>,
+    /// Force the keys each thread scores per tile (1, 2 or 4; keys per tile = threads *
+    /// keys_per_thread / threads_per_key).
+    #[arg(long)]
+    keys_per_thread: Option<u32>,
+    /// Force the register sets of K/V tiles (1: next tile in flight; 2: up to two).
+    #[arg(long)]
+    prefetch: Option<u32>,
+    /// Tile configurations to sweep on the same data, each `plan` (the plan's choice) or
+    /// THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V (e.g. 128/4/1/2/16); overrides
+    /// the single-knob flags above.
+    #[arg(long, value_delimiter = ',')]
+    tiles: Vec<String>,
     /// Timed runs (the median is reported).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 30)]
     runs: usize,
-    /// Untimed warm-up runs.
+    /// Untimed warm-up runs (at least).
     #[arg(long, default_value_t = 3)]
     warmup: usize,
+    /// Untimed warm-up time per configuration, milliseconds (at least), spent on back-to-back steps.
+    #[arg(long, default_value_t = 300)]
+    warmup_ms: u64,
     /// Output rows checked against the f64 oracle per configuration.
     #[arg(long, default_value_t = 8)]
     check_rows: usize,
@@ -207,14 +228,33 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         "adapter: {} ({}, {}), ~{} compute units, timing: {timing}",
         caps.name, caps.backend, caps.driver, caps.compute_units
     );
-    println!("| kv | layout | splits | tiles (BMxBNxTHxTV) | ms | GB/s of K+V | max err |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK/PF) | ms (median) | ms (min) | GB/s of K+V | max err |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
+    let tile_list: Vec<Forced> = if args.tiles.is_empty() {
+        vec![[
+            args.threads,
+            args.threads_per_key,
+            args.keys_per_thread,
+            args.prefetch,
+            args.threads_v,
+        ]]
+    } else {
+        args.tiles
+            .iter()
+            .map(|t| parse_tiles(t))
+            .collect::<Result<_, _>>()?
+    };
     let mut rows = Vec::new();
     let mut all_ok = true;
     for &kv in &args.kv {
         // One pair of cache buffers per length, shared by both layouts.
         let cache_elems = b as usize * kv as usize * hkv as usize * d as usize;
+        // The GPU idles while the host fills the caches: the first configuration after that warms
+        // up for at least a second.
+        let mut warmup_ms = args.warmup_ms.max(1000);
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
@@ -242,9 +282,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             let split_list: Vec<Option<u32>> = if args.splits.is_empty() {
                 vec![None]
             } else {
-                args.splits.iter().map(|&s| Some(s)).collect()
+                args.splits.iter().map(|&s| (s > 0).then_some(s)).collect()
             };
-            for splits in split_list {
+            let runs = split_list
+                .iter()
+                .flat_map(|&s| tile_list.iter().map(move |&t| (s, t)));
+            for (splits, forced) in runs {
                 let problem = match splits {
                     Some(n) => problem.clone().num_splits(n),
                     None => problem.clone(),
@@ -270,7 +313,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     max_err: None,
                     error: None,
                 };
-                match bench(&ctx, timer.as_ref(), args, &problem, [&q, &k, &v, &out]) {
+                let result = bench(
+                    &ctx,
+                    timer.as_ref(),
+                    args,
+                    (forced, warmup_ms),
+                    &problem,
+                    [&q, &k, &v, &out],
+                );
+                warmup_ms = args.warmup_ms;
+                match result {
                     Ok((times, plan)) => {
                         let ms_min = times.iter().copied().reduce(f64::min);
                         let ms = median(times);
@@ -280,8 +332,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.splits = Some(plan.splits);
                         let t = plan.tiles;
                         row.tiles = Some(format!(
-                            "{}x{}x{}x{}",
-                            t.block_m, t.block_n, t.threads, t.threads_v
+                            "{}x{}x{}x{}/{}/{}/{}",
+                            t.block_m,
+                            t.block_n,
+                            t.threads,
+                            t.threads_v,
+                            t.threads_per_key,
+                            t.keys_per_thread,
+                            t.prefetch
                         ));
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
@@ -310,10 +368,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     }
                 }
                 println!(
-                    "| {kv} | {layout} | {} | {} | {} | {} | {} |",
+                    "| {kv} | {layout} | {} | {} | {} | {} | {} | {} |",
                     row.splits.map_or("-".into(), |s| s.to_string()),
                     row.tiles.clone().unwrap_or_default(),
                     row.ms.map_or("-".into(), |m| format!("{m:.4}")),
+                    row.ms_min.map_or("-".into(), |m| format!("{m:.4}")),
                     row.gbps.map_or("-".into(), |g| format!("{g:.1}")),
                     match (&row.error, row.max_err) {
                         (Some(e), _) => e.clone(),
@@ -365,21 +424,48 @@ fn shuffled_pages(batch: u32, per_seq: u32, seed: u64) -> Vec<u32> {
 
 type Planned = kvcache::KvCachePlan;
 
+/// Forced tile knobs: threads, threads_per_key, keys_per_thread, prefetch, threads_v.
+type Forced = [Option<u32>; 5];
+
+/// `plan`, or THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V.
+fn parse_tiles(spec: &str) -> Result<Forced, String> {
+    if spec == "plan" {
+        return Ok([None; 5]);
+    }
+    let parts: Vec<u32> = spec
+        .split('/')
+        .map(|x| x.parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--tiles {spec}: {e}"))?;
+    match parts[..] {
+        [a, b, c, d, e] => Ok([Some(a), Some(b), Some(c), Some(d), Some(e)]),
+        _ => Err(format!(
+            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V"
+        )),
+    }
+}
+
 fn bench(
     ctx: &FlashContext,
     timer: Option<&GpuTimer>,
     args: &Args,
+    (forced, warmup_ms): (Forced, u64),
     problem: &KvCacheAttention,
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
-    let tiles = match (args.threads, args.threads_v) {
-        (None, None) => None,
-        (threads, threads_v) => {
+    let tiles = match forced {
+        [None, None, None, None, None] => None,
+        [threads, threads_per_key, keys_per_thread, prefetch, threads_v] => {
             let base = kvcache::plan(problem, ctx.caps())?.tiles;
             let threads = threads.unwrap_or(base.threads);
+            let threads_per_key = threads_per_key.unwrap_or(base.threads_per_key);
+            let keys_per_thread = keys_per_thread.unwrap_or(base.keys_per_thread);
             Some(DecodeTiles {
                 threads,
-                block_n: threads / base.threads_per_key,
+                threads_per_key,
+                keys_per_thread,
+                prefetch: prefetch.unwrap_or(base.prefetch),
+                block_n: threads * keys_per_thread / threads_per_key,
                 threads_v: threads_v.unwrap_or(base.threads_v),
                 ..base
             })
@@ -387,8 +473,22 @@ fn bench(
     };
     let planned = ctx.plan_kv_cache_with(problem, tiles)?;
     let buffers = KvCacheBuffers::new(q, k, v, out);
+    // Warm-up: batches of steps in one submission, so the GPU stays busy and its clocks ramp up.
+    let start = Instant::now();
+    let mut warm = 0;
+    while warm < args.warmup || start.elapsed().as_millis() < warmup_ms as u128 {
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        for _ in 0..8 {
+            planned.encode(&mut encoder, &buffers)?;
+        }
+        ctx.queue().submit([encoder.finish()]);
+        ctx.device()
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| FlashError::Readback(e.to_string()))?;
+        warm += 8;
+    }
     let mut times = Vec::new();
-    for r in 0..args.warmup + args.runs {
+    for _ in 0..args.runs {
         let mut encoder = ctx.device().create_command_encoder(&Default::default());
         planned.encode_timed(
             &mut encoder,
@@ -413,9 +513,7 @@ fn bench(
                 start.elapsed().as_secs_f64() * 1e3
             }
         };
-        if r >= args.warmup {
-            times.push(ms);
-        }
+        times.push(ms);
     }
     Ok((times, planned.plan().clone()))
 }

@@ -1,25 +1,35 @@
 // Attention over a KV cache (decode, chunked prefill, or both in one dispatch), portable tier:
 // plain WGSL, f32 accumulation, split-KV (flash-decoding).
 //
-// Workgroup (split, work item, KV head). A work item is one block of BM packed query rows of one
-// sequence; a packed row is (query token, query head of the KV head's group), so the query heads
-// that share a KV head read each K/V element once. The sequence's visible keys are cut into
-// `splits` equal ranges; this workgroup streams its range in tiles of BN keys:
-//   scores: thread (kj, kx) reads chunks kx, kx + TXK, ... of key kj (wide loads, straight from
-//           device memory into registers), dots them with Q, and the TXK parts meet in `red`;
+// Workgroup (KV head + heads_kv * split, work item). A work item is one block of BM packed query
+// rows of one sequence; a packed row is (query token, query head of the KV head's group), so the
+// query heads that share a KV head read each K/V element once. The sequence's visible keys are cut
+// into tiles of BN keys, and split s takes tiles s, s + splits, s + 2 * splits, ... (interleaved,
+// not one contiguous range): the KV heads vary fastest in the grid, then the splits, so the
+// workgroups running at the same time read whole cache rows of neighbouring tiles, a streaming
+// pattern that keeps DRAM pages and TLB entries shared. Per tile:
+//   scores: thread (kj, kx) reads chunks kx, kx + TXK, ... of keys kj, kj + WG / TXK, ... (KK
+//           keys: vec4 loads, straight from device memory into registers), dots them with Q (each
+//           Q chunk read from workgroup memory serves KK keys), and the TXK parts meet in `red`;
 //   softmax: the tile's keys fall into KY key groups (keys y, y + KY, ...); thread (row r, group y)
 //           finishes those scores, keeps the group's running max and sum for row r (online
 //           softmax per group, so no tile-wide row max is needed) and leaves the probabilities
-//           and the group's rescale factor in workgroup memory: each exponential is taken once;
+//           and the group's rescale factor in workgroup memory: each exponential is taken once.
+//           The running max only moves when a tile's max passes it by more than SLACK (log2
+//           units), so almost every tile has rescale factor 1 and skips rescaling the accumulators;
 //   P V:    thread (vy, vx) accumulates group vy's keys into head_dim chunks vx, vx + TXV, ...
 //           The KY partial states of each row merge at the end.
+// The next tile's K and V are loaded into registers before the current tile is computed (PF = 2:
+// two register sets in turn, each refilled as soon as it is used, so up to two tiles are in
+// flight), and (for PAGED) the block table is read one tile before that, so a page lookup never
+// delays a load.
 // With one split the result is O (and LSE); with more, each split writes a normalised partial O
 // and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE.
 //
 // K/V rows are found through a block table when PAGED: key t of sequence b lives in page
-// block_table[b][t / page_size], row t % page_size. Otherwise in cache entry b, row t. The caches
-// are bound from page (entry) `page_base` on: a cache larger than one binding runs as several
-// dispatches, each over the sequences whose pages fit one window.
+// block_table[b][t / PAGE], row t % PAGE. Otherwise in cache entry b, row t. The caches are bound
+// from page (entry) `page_base` on: a cache larger than one binding runs as several dispatches,
+// each over the sequences whose pages fit one window.
 //
 // The block between the HEADER markers is replaced by constants generated from the plan
 // (src/kernels/decode.rs); the defaults below keep this file valid WGSL on its own.
@@ -28,10 +38,13 @@
 const D4: u32 = 32u;      // head_dim / 4
 const BM: u32 = 4u;       // packed query rows per workgroup
 const BN: u32 = 32u;      // keys per tile
-const WG: u32 = 128u;     // invocations (BN * TXK)
+const WG: u32 = 128u;     // invocations (BN * TXK / KK)
 const TXK: u32 = 4u;      // threads per key while computing scores
+const KK: u32 = 1u;       // keys per thread while computing scores
+const PF: u32 = 1u;       // register sets of K/V tiles: 1 (next tile in flight) or 2 (see below)
 const TXV: u32 = 32u;     // threads along head_dim while accumulating P V
 const PAGED: bool = false;
+const PAGE: u32 = 16u;     // PAGED: keys per page (a constant, so / and % are cheap)
 const CAUSAL: bool = false;
 const SPLIT: bool = false;     // write partial states for the combine kernel
 const WRITE_LSE: bool = true;
@@ -42,13 +55,17 @@ fn pack4(x: vec4<f32>) -> Packed4 { return x; }
 
 const KY: u32 = WG / TXV;                   // key groups of the P V phase
 const KPT: u32 = BN / KY;                   // keys per thread per tile in the P V phase
-const RKD: u32 = (D4 + TXK - 1u) / TXK;     // head_dim chunks per thread, scores
+const RKD: u32 = (D4 + TXK - 1u) / TXK;     // head_dim chunks per thread and key, scores
+const KJ: u32 = WG / TXK;                   // keys scored at once (a thread's keys are KJ apart)
 const RVD: u32 = (D4 + TXV - 1u) / TXV;     // head_dim chunks per thread, P V
 const SR: u32 = (BM * KY + WG - 1u) / WG;   // (row, key group) softmax states per thread
 const QL: u32 = (BM * D4 + WG - 1u) / WG;   // Q chunks each thread loads
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
 const LN2: f32 = 0.6931471805599453;
+// Probabilities may reach 2^SLACK before the running max moves: exact in f32, and sums of up to
+// 2^32 keys stay far from overflow.
+const SLACK: f32 = 8.0;
 const NEG_INF_BITS: u32 = 0xff800000u;
 
 struct Params {
@@ -57,7 +74,7 @@ struct Params {
     splits: u32,
     total_q: u32,        // query tokens in all
     scale_log2: f32,     // softmax_scale * log2(e)
-    page_size: u32,      // PAGED: keys per page
+    page_size: u32,      // PAGED: keys per page (PAGE; kept for the layout)
     pages_per_seq: u32,  // PAGED: columns of the block table
     append: u32,         // 1: each query token's K/V was appended after the cached ones
     cu_offset: u32,      // meta: cu_seqlens_q (batch + 1 entries)
@@ -67,7 +84,7 @@ struct Params {
     lse_offset: u32,     // in f32 elements
     part_lse_offset: u32,  // SPLIT: where the partial LSEs start in part_buf, in f32 elements
     page_base: u32,      // first page (cache entry) of the window the caches are bound from
-    _pad1: u32,
+    heads_kv: u32,
     // offset, batch-or-page stride, seq stride, head stride, in vec4 units
     q: vec4<u32>,
     k: vec4<u32>,
@@ -87,53 +104,73 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> part_buf: array<u32>;
 
 var<workgroup> q_tile: array<vec4<f32>, BM * D4>;
-var<workgroup> red: array<f32, BM * BN * TXK>;
+// Score parts: (row r, key j, part t) at (r * BN + j) * TXK + t + r; the shift by r spreads
+// the softmax threads of different rows over different banks.
+var<workgroup> red: array<f32, BM * BN * TXK + BM>;
 var<workgroup> p_tile: array<f32, BM * BN>;       // probabilities of the tile
 var<workgroup> alpha_tile: array<f32, BM * KY>;   // rescale factor per (row, key group)
 var<workgroup> ml: array<f32, 2u * KY * BM>;
 
-// Index (vec4 units, head 0, before the tensor's offset) of key `key` of sequence `seq`.
-fn kv_row(seq: u32, key: u32, page_stride: u32, seq_stride: u32) -> u32 {
+// Index (vec4 units, head 0, before the tensor's offset) of key `key` of sequence `seq`; 0 for a
+// key at or past kv_end (its loads are masked, and the block table is not read past the end).
+fn kv_row(seq: u32, key: u32, kv_end: u32, page_stride: u32, seq_stride: u32) -> u32 {
+    if (key >= kv_end) {
+        return 0u;
+    }
     if (PAGED) {
-        let page = seq_meta[params.table_offset + seq * params.pages_per_seq + key / params.page_size];
-        return (page - params.page_base) * page_stride + (key % params.page_size) * seq_stride;
+        let page = seq_meta[params.table_offset + seq * params.pages_per_seq + key / PAGE];
+        return (page - params.page_base) * page_stride + (key % PAGE) * seq_stride;
     }
     return (seq - params.page_base) * page_stride + key * seq_stride;
 }
 
-// This thread's head_dim chunks kx, kx + TXK, ... of key `key` (zero past kv_end), as stored:
-// half the registers of f32 for f16.
-fn load_k(seq: u32, key: u32, kv_end: u32, k_head: u32, kx: u32) -> array<Packed4, RKD> {
-    var kreg: array<Packed4, RKD>;
-    var k_base = 0u;
-    if (key < kv_end) {
-        k_base = k_head + kv_row(seq, key, params.k.y, params.k.z);
+// Rows of this thread's V keys of the tile at n0: keys n0 + vy + u * KY.
+fn v_rows(seq: u32, n0: u32, kv_end: u32, vy: u32) -> array<u32, KPT> {
+    var rows: array<u32, KPT>;
+    for (var u = 0u; u < KPT; u++) {
+        rows[u] = kv_row(seq, n0 + vy + u * KY, kv_end, params.v.y, params.v.z);
     }
-    for (var c = 0u; c < RKD; c++) {
-        let d4 = kx + c * TXK;
-        var x = Packed4();
-        if (key < kv_end && d4 < D4) {
-            x = k_buf[k_base + d4];
+    return rows;
+}
+
+// Rows of this thread's K keys of the tile at n0: keys n0 + kj + u * KJ.
+fn k_rows(seq: u32, n0: u32, kv_end: u32, kj: u32) -> array<u32, KK> {
+    var rows: array<u32, KK>;
+    for (var u = 0u; u < KK; u++) {
+        rows[u] = kv_row(seq, n0 + kj + u * KJ, kv_end, params.k.y, params.k.z);
+    }
+    return rows;
+}
+
+// This thread's head_dim chunks kx, kx + TXK, ... of its keys of the tile at n0 (zero past
+// kv_end), as stored: half the registers of f32 for f16.
+fn load_k(k_head: u32, rows: array<u32, KK>, n0: u32, kv_end: u32, kx: u32, kj: u32) -> array<Packed4, KK * RKD> {
+    var kreg: array<Packed4, KK * RKD>;
+    for (var u = 0u; u < KK; u++) {
+        let valid = n0 + kj + u * KJ < kv_end;
+        for (var c = 0u; c < RKD; c++) {
+            let d4 = kx + c * TXK;
+            var x = Packed4();
+            if (valid && d4 < D4) {
+                x = k_buf[k_head + rows[u] + d4];
+            }
+            kreg[u * RKD + c] = x;
         }
-        kreg[c] = x;
     }
     return kreg;
 }
 
-// This thread's V of the tile at n0: keys n0 + vy + u * KY, head_dim chunks vx + c * TXV.
-fn load_v(seq: u32, n0: u32, kv_end: u32, v_head: u32, vx: u32, vy: u32) -> array<Packed4, KPT * RVD> {
+// This thread's V of the tile at n0: keys n0 + vy + u * KY (rows from v_rows), head_dim chunks
+// vx + c * TXV.
+fn load_v(v_head: u32, rows: array<u32, KPT>, n0: u32, kv_end: u32, vx: u32, vy: u32) -> array<Packed4, KPT * RVD> {
     var vreg: array<Packed4, KPT * RVD>;
     for (var u = 0u; u < KPT; u++) {
-        let vkey = n0 + vy + u * KY;
-        var v_base = 0u;
-        if (vkey < kv_end) {
-            v_base = v_head + kv_row(seq, vkey, params.v.y, params.v.z);
-        }
+        let valid = n0 + vy + u * KY < kv_end;
         for (var c = 0u; c < RVD; c++) {
             let d4 = vx + c * TXV;
             var x = Packed4();
-            if (vkey < kv_end && d4 < D4) {
-                x = v_buf[v_base + d4];
+            if (valid && d4 < D4) {
+                x = v_buf[v_head + rows[u] + d4];
             }
             vreg[u * RVD + c] = x;
         }
@@ -141,11 +178,93 @@ fn load_v(seq: u32, n0: u32, kv_end: u32, v_head: u32, vx: u32, vy: u32) -> arra
     return vreg;
 }
 
+// Partial dot products of Q with this thread's keys of the tile; the TXK parts of each score
+// meet in `red`.
+fn tile_scores(kreg: ptr<function, array<Packed4, KK * RKD>>, kx: u32, kj: u32) {
+    for (var r = 0u; r < BM; r++) {
+        var part: array<f32, KK>;
+        for (var c = 0u; c < RKD; c++) {
+            let d4 = kx + c * TXK;
+            if (d4 < D4) {
+                let q = q_tile[r * D4 + d4];
+                for (var u = 0u; u < KK; u++) {
+                    part[u] += dot(q, unpack4((*kreg)[u * RKD + c]));
+                }
+            }
+        }
+        for (var u = 0u; u < KK; u++) {
+            red[(r * BN + kj + u * KJ) * TXK + kx + r] = part[u];
+        }
+    }
+}
+
+// Softmax per (row, key group) of the tile at n0: finish the scores, update the group's running
+// state, and leave the probabilities and the rescale factor for the P V phase.
+fn tile_softmax(n0: u32, kv_end: u32, lid: u32, row0: u32, g: u32, diag_offset: i32,
+                m_state: ptr<function, array<f32, SR>>, l_state: ptr<function, array<f32, SR>>) {
+    for (var u = 0u; u < SR; u++) {
+        let i = lid + u * WG;
+        if (i < BM * KY) {
+            let r = i / KY;
+            let y = i % KY;
+            let tok = (row0 + r) / g;
+            var s: array<f32, KPT>;
+            var m_tile = MASKED;
+            for (var k = 0u; k < KPT; k++) {
+                let j = y + k * KY;
+                var x = 0.0;
+                for (var t = 0u; t < TXK; t++) {
+                    x += red[(r * BN + j) * TXK + t + r];
+                }
+                var visible = n0 + j < kv_end;
+                if (CAUSAL) {
+                    visible = visible && i32(n0 + j) <= i32(tok) + diag_offset;
+                }
+                x = select(MASKED, x * params.scale_log2, visible);
+                s[k] = x;
+                m_tile = max(m_tile, x);
+            }
+            let m_old = (*m_state)[u];
+            // Lazy max: keep the old one (alpha exactly 1) unless this tile passes it by SLACK.
+            let m_new = select(m_old, m_tile, m_tile > m_old + SLACK);
+            let alpha = select(exp2(m_old - m_new), 0.0, m_old <= MASKED);
+            var l = (*l_state)[u] * alpha;
+            for (var k = 0u; k < KPT; k++) {
+                let pr = select(0.0, exp2(s[k] - m_new), s[k] > MASKED);
+                l += pr;
+                p_tile[r * BN + y + k * KY] = pr;
+            }
+            (*m_state)[u] = m_new;
+            (*l_state)[u] = l;
+            alpha_tile[r * KY + y] = alpha;
+        }
+    }
+}
+
+// O += P V for this thread's key group and head_dim chunks.
+fn tile_pv(vreg: ptr<function, array<Packed4, KPT * RVD>>, acc: ptr<function, array<vec4<f32>, BM * RVD>>, vy: u32) {
+    for (var r = 0u; r < BM; r++) {
+        let alpha = alpha_tile[r * KY + vy];
+        if (alpha != 1.0) {
+            for (var c = 0u; c < RVD; c++) {
+                (*acc)[r * RVD + c] *= alpha;
+            }
+        }
+        for (var u = 0u; u < KPT; u++) {
+            let pr = p_tile[r * BN + vy + u * KY];
+            for (var c = 0u; c < RVD; c++) {
+                (*acc)[r * RVD + c] += pr * unpack4((*vreg)[u * RVD + c]);
+            }
+        }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let split = wid.x;
+    // KV heads vary fastest, then splits: see the header.
+    let head_kv = wid.x % params.heads_kv;
+    let split = wid.x / params.heads_kv;
     let work = wid.y;
-    let head_kv = wid.z;
     let seq = seq_meta[params.work_offset + 2u * work];
     let block = seq_meta[params.work_offset + 2u * work + 1u];
     let q_tok0 = seq_meta[params.cu_offset + seq];
@@ -159,16 +278,13 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let g = params.group;
     let row0 = block * BM;
 
-    // The keys this block sees, then this split's share of them (whole tiles).
-    var kv_hi = seq_kv;
+    // The keys this block sees; this split takes every splits-th tile of them.
+    var kv_end = seq_kv;
     if (CAUSAL) {
         let last_tok = min((row0 + BM - 1u) / g, seq_q - 1u);
-        kv_hi = u32(clamp(i32(last_tok) + diag_offset + 1, 0, i32(seq_kv)));
+        kv_end = u32(clamp(i32(last_tok) + diag_offset + 1, 0, i32(seq_kv)));
     }
-    let per_split = (kv_hi + params.splits - 1u) / params.splits;
-    let share = (per_split + BN - 1u) / BN * BN;
-    let kv_lo = min(split * share, kv_hi);
-    let kv_end = min(kv_lo + share, kv_hi);
+    let stride = params.splits * BN;
 
     for (var u = 0u; u < QL; u++) {
         let i = lid + u * WG;
@@ -204,83 +320,80 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let k_head = params.k.x + head_kv * params.k.w;
     let v_head = params.v.x + head_kv * params.v.w;
 
-    // Each tile's K and V go to registers one tile ahead: their loads are in flight while the
-    // previous tile is computed.
-    var kreg = load_k(seq, kv_lo + kj, kv_end, k_head, kx);
-    var vreg = load_v(seq, kv_lo, kv_end, v_head, vx, vy);
-    for (var n0 = kv_lo; n0 < kv_end; n0 += BN) {
-        var k_next: array<Packed4, RKD>;
-        var v_next: array<Packed4, KPT * RVD>;
-        if (n0 + BN < kv_end) {
-            k_next = load_k(seq, n0 + BN + kj, kv_end, k_head, kx);
-            v_next = load_v(seq, n0 + BN, kv_end, v_head, vx, vy);
-        }
-
-        // Partial dot products; the TXK parts of each score meet in `red`.
-        for (var r = 0u; r < BM; r++) {
-            var part = 0.0;
-            for (var c = 0u; c < RKD; c++) {
-                let d4 = kx + c * TXK;
-                if (d4 < D4) {
-                    part += dot(q_tile[r * D4 + d4], unpack4(kreg[c]));
-                }
+    // K and V of the next tile load while a tile is computed; their rows (block table reads, when
+    // paged) are found one tile earlier still, so that the loads never wait for them.
+    var n0 = split * BN;
+    var kreg = load_k(k_head, k_rows(seq, n0, kv_end, kj), n0, kv_end, kx, kj);
+    var vreg = load_v(v_head, v_rows(seq, n0, kv_end, vy), n0, kv_end, vx, vy);
+    if (PF == 1u) {
+        var k_row = k_rows(seq, n0 + stride, kv_end, kj);
+        var v_row = v_rows(seq, n0 + stride, kv_end, vy);
+        for (; n0 < kv_end; n0 += stride) {
+            let n1 = n0 + stride;
+            var k_next: array<Packed4, KK * RKD>;
+            var v_next: array<Packed4, KPT * RVD>;
+            if (n1 < kv_end) {
+                k_next = load_k(k_head, k_row, n1, kv_end, kx, kj);
+                v_next = load_v(v_head, v_row, n1, kv_end, vx, vy);
+                k_row = k_rows(seq, n1 + stride, kv_end, kj);
+                v_row = v_rows(seq, n1 + stride, kv_end, vy);
             }
-            red[(r * BN + kj) * TXK + kx] = part;
+            tile_scores(&kreg, kx, kj);
+            workgroupBarrier();
+            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+            workgroupBarrier();
+            tile_pv(&vreg, &acc, vy);
+            kreg = k_next;
+            vreg = v_next;
         }
-        workgroupBarrier();
-        // Softmax per (row, key group): finish the scores, update the group's state, and leave
-        // the probabilities and the rescale factor for the P V phase.
-        for (var u = 0u; u < SR; u++) {
-            let i = lid + u * WG;
-            if (i < BM * KY) {
-                let r = i / KY;
-                let y = i % KY;
-                let tok = (row0 + r) / g;
-                var s: array<f32, KPT>;
-                var m_new = m_state[u];
-                for (var k = 0u; k < KPT; k++) {
-                    let j = y + k * KY;
-                    var x = 0.0;
-                    for (var t = 0u; t < TXK; t++) {
-                        x += red[(r * BN + j) * TXK + t];
-                    }
-                    var visible = n0 + j < kv_end;
-                    if (CAUSAL) {
-                        visible = visible && i32(n0 + j) <= i32(tok) + diag_offset;
-                    }
-                    x = select(MASKED, x * params.scale_log2, visible);
-                    s[k] = x;
-                    m_new = max(m_new, x);
-                }
-                let alpha = select(exp2(m_state[u] - m_new), 0.0, m_state[u] <= MASKED);
-                var l = l_state[u] * alpha;
-                for (var k = 0u; k < KPT; k++) {
-                    let pr = select(0.0, exp2(s[k] - m_new), s[k] > MASKED);
-                    l += pr;
-                    p_tile[r * BN + y + k * KY] = pr;
-                }
-                m_state[u] = m_new;
-                l_state[u] = l;
-                alpha_tile[r * KY + y] = alpha;
+    } else {
+        // PF == 2: two register sets, A (kreg, vreg) and B, take tiles in turn (the loop body is
+        // written out for each, so no registers are copied). A set's K is refilled with the tile
+        // two ahead as soon as its scores are taken, and its V as soon as P V is done: while a
+        // tile is computed, the next one and most of the one after are in flight.
+        let n1 = n0 + stride;
+        var k_b = load_k(k_head, k_rows(seq, n1, kv_end, kj), n1, kv_end, kx, kj);
+        var v_b = load_v(v_head, v_rows(seq, n1, kv_end, vy), n1, kv_end, vx, vy);
+        var k_row = k_rows(seq, n1 + stride, kv_end, kj);
+        var v_row = v_rows(seq, n1 + stride, kv_end, vy);
+        loop {
+            if (n0 >= kv_end) {
+                break;
             }
+            var n2 = n0 + 2u * stride;
+            tile_scores(&kreg, kx, kj);
+            if (n2 < kv_end) {
+                kreg = load_k(k_head, k_row, n2, kv_end, kx, kj);
+                k_row = k_rows(seq, n2 + stride, kv_end, kj);
+            }
+            workgroupBarrier();
+            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+            workgroupBarrier();
+            tile_pv(&vreg, &acc, vy);
+            if (n2 < kv_end) {
+                vreg = load_v(v_head, v_row, n2, kv_end, vx, vy);
+                v_row = v_rows(seq, n2 + stride, kv_end, vy);
+            }
+            n0 += stride;
+            if (n0 >= kv_end) {
+                break;
+            }
+            n2 = n0 + 2u * stride;
+            tile_scores(&k_b, kx, kj);
+            if (n2 < kv_end) {
+                k_b = load_k(k_head, k_row, n2, kv_end, kx, kj);
+                k_row = k_rows(seq, n2 + stride, kv_end, kj);
+            }
+            workgroupBarrier();
+            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+            workgroupBarrier();
+            tile_pv(&v_b, &acc, vy);
+            if (n2 < kv_end) {
+                v_b = load_v(v_head, v_row, n2, kv_end, vx, vy);
+                v_row = v_rows(seq, n2 + stride, kv_end, vy);
+            }
+            n0 += stride;
         }
-        workgroupBarrier();
-
-        // O += P V for this thread's key group and head_dim chunks.
-        for (var r = 0u; r < BM; r++) {
-            let alpha = alpha_tile[r * KY + vy];
-            for (var c = 0u; c < RVD; c++) {
-                acc[r * RVD + c] *= alpha;
-            }
-            for (var u = 0u; u < KPT; u++) {
-                let pr = p_tile[r * BN + vy + u * KY];
-                for (var c = 0u; c < RVD; c++) {
-                    acc[r * RVD + c] += pr * unpack4(vreg[u * RVD + c]);
-                }
-            }
-        }
-        kreg = k_next;
-        vreg = v_next;
     }
 
     // Merge the KY key groups: the row's max and sum over groups, then the accumulators.

@@ -528,22 +528,29 @@ pub struct DecodeTiles {
     pub block_m: u32,
     /// Keys per tile.
     pub block_n: u32,
-    /// Invocations per workgroup (block_n * threads_per_key).
+    /// Invocations per workgroup (block_n * threads_per_key / keys_per_thread).
     pub threads: u32,
     /// Threads that share one key's dot products.
     pub threads_per_key: u32,
+    /// Keys each thread scores per tile (each Q chunk it reads serves that many keys).
+    pub keys_per_thread: u32,
+    /// Register sets of K and V tiles: 1 (the next tile loads while one is computed) or 2 (two
+    /// sets taken in turn, each refilled as soon as it is used: up to two tiles in flight, with
+    /// no more registers than 1 needs but twice the loop code).
+    pub prefetch: u32,
     /// Threads along head_dim (in vec4s) while accumulating P V.
     pub threads_v: u32,
 }
 
 impl DecodeTiles {
-    /// Bytes of workgroup memory: Q rows (f32), the score parts, the probability tile, the
-    /// rescale factors and the merge state.
+    /// Bytes of workgroup memory: Q rows (f32), the score parts (one word of padding a row), the
+    /// probability tile, the rescale factors and the merge state.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
         let key_groups = self.threads / self.threads_v;
         self.block_m
             * (4 * head_dim
                 + 4 * self.block_n * self.threads_per_key
+                + 4
                 + 4 * self.block_n
                 + 12 * key_groups)
     }
@@ -555,7 +562,9 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
     if !(t.block_m >= 1
         && pow2(t.threads_per_key)
         && pow2(t.threads_v)
-        && t.threads == t.block_n * t.threads_per_key
+        && t.keys_per_thread >= 1
+        && (t.prefetch == 1 || t.prefetch == 2)
+        && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key
         && t.threads % t.threads_v == 0
         && key_groups >= 1
         && t.block_n % key_groups == 0)
@@ -563,7 +572,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
         return Err(FlashError::BadOption {
             what: "KV-cache tiles",
             got: format!("{t:?}"),
-            why: "threads = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
+            why: "prefetch 1 or 2, threads * keys_per_thread = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
         });
     }
     let limit = caps
@@ -591,7 +600,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
 /// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
 /// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
-/// (row, key group) softmax states finished in parallel.
+/// (row, key group) softmax states finished in parallel. One key per thread while scoring; two
+/// register sets of K/V tiles on GPUs of 64 compute units or more, one elsewhere.
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
@@ -607,6 +617,9 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
     }
     let threads_per_key = 4;
     let block_n = threads / threads_per_key;
+    // Big GPUs need many bytes in flight per compute unit to cover their memory latency: two
+    // register sets in turn keep up to two tiles of loads pending.
+    let prefetch = if caps.compute_units >= 64 { 2 } else { 1 };
     let mut block_m = rows.next_power_of_two().min(16);
     loop {
         let threads_v = (d4 * block_m)
@@ -618,6 +631,8 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
             block_n,
             threads,
             threads_per_key,
+            keys_per_thread: 1,
+            prefetch,
             threads_v,
         };
         let fits = block_m * d4.div_ceil(threads_v) <= 16
@@ -732,7 +747,8 @@ pub struct KvCachePlan {
     pub work: Vec<(u32, u32)>,
     /// Dispatches, each over a window of the caches that fits one binding (usually one).
     pub windows: Vec<CacheWindow>,
-    /// Attention workgroups in x (splits), y (work items of the largest window), z (KV heads).
+    /// Attention workgroups in x (splits times KV heads, the heads varying fastest), y (work items
+    /// of the largest window), z (1).
     pub grid: [u32; 3],
     /// Workgroup memory of the attention kernel, bytes.
     pub workgroup_bytes: u32,
@@ -783,8 +799,9 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// Workgroups the plan aims for per compute unit, so that memory latency is hidden.
-const WORKGROUPS_PER_UNIT: u32 = 8;
+/// Workgroups the plan aims for per compute unit: several waves of resident workgroups, so that
+/// the last, partly filled wave is a small share of the step (a few workgroups fit a unit at once).
+const WORKGROUPS_PER_UNIT: u32 = 32;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Compute units assumed when the device's are unknown.
@@ -854,34 +871,39 @@ pub fn plan_with(
             };
             let target = units as u64 * WORKGROUPS_PER_UNIT as u64;
             let by_keys = (problem.longest_kv() / MIN_KEYS_PER_SPLIT).max(1) as u64;
-            target
+            let splits = target
                 .div_ceil(blocks.max(1))
                 .min(by_keys)
-                .min(MAX_SPLITS as u64) as u32
+                .min(MAX_SPLITS as u64);
+            // Splits take tiles in turn, so the slowest has ceil(tiles / splits) of them: keep
+            // that, with as few splits as give it (1024 tiles: 64 splits of 16, not 66 of 15-16),
+            // which saves partial states to combine.
+            let tiles = (problem.longest_kv().div_ceil(tiles.block_n) as u64).max(1);
+            tiles.div_ceil(tiles.div_ceil(splits)) as u32
         }
     };
     let grid = [
-        splits,
+        splits as u64 * problem.heads_kv as u64,
         windows
             .iter()
             .map(|w| w.work.1 - w.work.0)
             .max()
-            .unwrap_or(0),
-        problem.heads_kv,
+            .unwrap_or(0) as u64,
+        1,
     ];
     for (what, n) in [
-        ("workgroups in x (KV splits)", grid[0]),
+        ("workgroups in x (KV splits times heads_kv)", grid[0]),
         ("workgroups in y (query blocks of one dispatch)", grid[1]),
-        ("workgroups in z (heads_kv)", grid[2]),
     ] {
-        if n > caps.max_workgroups_per_dimension {
+        if n > caps.max_workgroups_per_dimension as u64 {
             return Err(FlashError::DeviceLimit {
                 what,
-                needed: n as u64,
+                needed: n,
                 limit: caps.max_workgroups_per_dimension as u64,
             });
         }
     }
+    let grid = grid.map(|n| n as u32);
     // Q and O are bound whole (from an aligned offset at or below theirs); the caches by window.
     let bytes =
         problem.q_len() * problem.dtype.size() + caps.min_storage_buffer_offset_alignment as u64;

@@ -211,10 +211,15 @@ struct GpuStep {
     splits: u32,
 }
 
-fn run_step_on(ctx: &FlashContext, p: &KvCacheAttention, s: &Step) -> GpuStep {
+fn run_step_on(
+    ctx: &FlashContext,
+    p: &KvCacheAttention,
+    s: &Step,
+    tiles: Option<kvcache::DecodeTiles>,
+) -> GpuStep {
     let plan = ctx
-        .plan_kv_cache(p)
-        .unwrap_or_else(|e| panic!("plan failed for {p:?}: {e}"));
+        .plan_kv_cache_with(p, tiles)
+        .unwrap_or_else(|e| panic!("plan failed for {p:?} ({tiles:?}): {e}"));
     let up = |label, x: &[f32]| guarded_buffer(ctx, label, &to_dtype_bytes(x, p.dtype));
     let q = up("q", &s.q);
     let k_cache = up("k_cache", &s.k_cache);
@@ -266,12 +271,17 @@ fn run_step_on(ctx: &FlashContext, p: &KvCacheAttention, s: &Step) -> GpuStep {
 /// Runs a step and checks O and LSE against the oracle (2x-naive rule), the appended cache rows
 /// against the rotated new keys, and every other cache element against its old bits.
 fn check(p: &KvCacheAttention, seed: u64) -> GpuStep {
-    check_on(ctx(), p, seed)
+    check_on(ctx(), p, seed, None)
 }
 
-fn check_on(ctx: &FlashContext, p: &KvCacheAttention, seed: u64) -> GpuStep {
+fn check_on(
+    ctx: &FlashContext,
+    p: &KvCacheAttention,
+    seed: u64,
+    tiles: Option<kvcache::DecodeTiles>,
+) -> GpuStep {
     let s = make_step(p, seed);
-    let got = run_step_on(ctx, p, &s);
+    let got = run_step_on(ctx, p, &s, tiles);
     let (hq, d) = (p.heads_q as usize, p.head_dim as usize);
     let mut kernel_err = 0.0f64;
     let mut naive_err = 0.0f64;
@@ -591,6 +601,56 @@ fn chunked_prefill_mixed_with_decode() {
 }
 
 #[test]
+fn tile_variants_match_the_oracle() {
+    // The tile knobs a benchmark sweeps: threads per key, keys per thread, tiles loaded ahead,
+    // threads along head_dim, workgroup size; on a split GQA decode, a paged causal multi-token
+    // decode over pages smaller than a tile, and an appended chunked prefill.
+    let cu = [0u32, 1, 30, 31];
+    let (num_pages, table) = shuffled_table(3, 70, 3, 21);
+    let problems = [
+        KvCacheAttention::decode(8, 2, 64, 1, &[1, 77, 300], 320)
+            .dtype(DType::F16)
+            .num_splits(3)
+            .with_lse(true),
+        KvCacheAttention::decode(8, 2, 32, 2, &[5, 190, 64], 210)
+            .paged(3, num_pages, &table)
+            .num_splits(2)
+            .with_lse(true),
+        KvCacheAttention::new(4, 4, 40, &cu, &[50, 9, 0])
+            .contiguous(64)
+            .causal(true)
+            .append_new_kv(true)
+            .num_splits(4),
+    ];
+    // (threads, threads_per_key, keys_per_thread, prefetch, threads_v)
+    let variants = [
+        (128, 4, 1, 2, 16),
+        (128, 4, 2, 1, 8),
+        (128, 4, 2, 2, 32),
+        (64, 8, 4, 2, 16),
+        (256, 2, 1, 2, 32),
+        (128, 16, 4, 1, 16),
+    ];
+    for (n, p) in problems.iter().enumerate() {
+        let base = kvcache::plan(p, ctx().caps()).unwrap().tiles;
+        for (threads, threads_per_key, keys_per_thread, prefetch, threads_v) in variants {
+            let tiles = kvcache::DecodeTiles {
+                threads,
+                threads_per_key,
+                keys_per_thread,
+                prefetch,
+                threads_v,
+                block_n: threads * keys_per_thread / threads_per_key,
+                // 8 rows keep 16 threads per key within 32 KiB of workgroup memory.
+                block_m: base.block_m.min(8),
+            };
+            eprintln!("{tiles:?}");
+            check_on(ctx(), p, 700 + n as u64, Some(tiles));
+        }
+    }
+}
+
+#[test]
 fn merge_states_on_gpu_and_host() {
     // Attention over 3 disjoint key ranges (one empty for some rows), merged by LSE, equals the
     // attention over all keys.
@@ -877,7 +937,7 @@ fn caches_larger_than_one_binding_run_by_windows() {
         .with_lse(true);
     let plan = kvcache::plan(&contiguous, small.caps()).unwrap();
     assert_eq!(plan.windows.len(), 3, "{:?}", plan.windows);
-    check_on(&small, &contiguous, 800);
+    check_on(&small, &contiguous, 800, None);
     // Pages of 16 tokens; sequence b owns pages 12b .. 12b + 12, in shuffled order.
     let table: Vec<u32> = (0..3u32)
         .flat_map(|b| {
@@ -888,7 +948,7 @@ fn caches_larger_than_one_binding_run_by_windows() {
     let paged = contiguous.clone().paged(16, 36, &table);
     let plan = kvcache::plan(&paged, small.caps()).unwrap();
     assert!(plan.windows.len() >= 2, "{:?}", plan.windows);
-    check_on(&small, &paged, 800);
+    check_on(&small, &paged, 800, None);
     // Pages scattered over the whole pool cannot be windowed: a typed error.
     let (num_pages, scattered) = shuffled_table(3, 12, 0, 5);
     let err = kvcache::plan(

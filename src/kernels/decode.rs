@@ -21,7 +21,8 @@ pub const COMBINE_SOURCE: &str = include_str!("../../shaders/decode_combine.wgsl
 /// The append + rotary shader file.
 pub const APPEND_SOURCE: &str = include_str!("../../shaders/kv_append.wgsl");
 
-const COMBINE_THREADS: u32 = 64;
+/// The combine runs one workgroup per row; head_dim / 4 (at most 64) must not exceed it.
+const COMBINE_THREADS: u32 = 128;
 const APPEND_THREADS: u32 = 64;
 
 /// Mirrors `Params` in flash_decode.wgsl.
@@ -43,7 +44,7 @@ struct AttentionParams {
     lse_offset: u32,
     part_lse_offset: u32,
     page_base: u32,
-    _pad: u32,
+    heads_kv: u32,
     q: [u32; 4],
     k: [u32; 4],
     v: [u32; 4],
@@ -107,14 +108,21 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
     let d4 = p.head_dim / 4;
     let header = format!(
         "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst WG: u32 = {}u;\n\
-         const TXK: u32 = {}u;\nconst TXV: u32 = {}u;\nconst PAGED: bool = {};\nconst CAUSAL: bool = {};\n\
-         const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
+         const TXK: u32 = {}u;\nconst KK: u32 = {}u;\nconst PF: u32 = {}u;\nconst TXV: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {}u;\n\
+         const CAUSAL: bool = {};\nconst SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
         t.block_m,
         t.block_n,
         t.threads,
         t.threads_per_key,
+        t.keys_per_thread,
+        t.prefetch,
         t.threads_v,
         matches!(p.layout, CacheLayout::Paged { .. }),
+        // The page size is a constant of the shader: dividing by it costs a shift or a multiply.
+        match p.layout {
+            CacheLayout::Paged { page_size, .. } => page_size,
+            CacheLayout::Contiguous { .. } => 1,
+        },
         p.causal,
         plan.splits > 1,
         p.with_lse,
@@ -133,6 +141,7 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             ("KPT", t.block_n / ky),
             ("SR", (t.block_m * ky).div_ceil(t.threads)),
             ("TXK", t.threads_per_key),
+            ("KK", t.keys_per_thread),
         ],
     )
 }
@@ -843,7 +852,7 @@ impl KvCachePlanned {
                 lse_offset: lse.as_ref().map_or(0, |r| r.first),
                 part_lse_offset: splits * rows * p.head_dim,
                 page_base: w.first_page,
-                _pad: 0,
+                heads_kv: p.heads_kv,
                 q: with(q_rows, q_first),
                 k: [k_win.first, page_stride, tok_stride, head_stride],
                 v: [v_win.first, page_stride, tok_stride, head_stride],
@@ -868,14 +877,14 @@ impl KvCachePlanned {
                         }),
                 ],
             );
-            pass_bind_groups.push((&self.attention, bg, [splits, items, p.heads_kv]));
+            // KV heads fastest, then splits (see flash_decode.wgsl).
+            pass_bind_groups.push((&self.attention, bg, [splits * p.heads_kv, items, 1]));
         }
 
         // 3. Combine the splits by LSE.
         if let (Some(combine), Some(partials)) = (&self.combine, &self.partials) {
             let max = device.limits().max_compute_workgroups_per_dimension;
-            let groups = (rows as u64 * (p.head_dim / 4) as u64).div_ceil(COMBINE_THREADS as u64);
-            let [gx, gy] = grid_2d(groups as u32, max);
+            let [gx, gy] = grid_2d(rows, max);
             let params = CombineParams {
                 parts: splits,
                 rows,
@@ -1047,7 +1056,7 @@ impl MergePlan {
             });
         }
         let max = device.limits().max_compute_workgroups_per_dimension;
-        let [gx, gy] = grid_2d((rows * d / 4).div_ceil(COMBINE_THREADS as u64) as u32, max);
+        let [gx, gy] = grid_2d(m.rows, max);
         let params = CombineParams {
             parts: m.parts,
             rows: m.rows,
