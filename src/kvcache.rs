@@ -617,9 +617,9 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
     }
     let threads_per_key = 4;
     let block_n = threads / threads_per_key;
-    // Big GPUs need many bytes in flight per compute unit to cover their memory latency: two
-    // register sets in turn keep up to two tiles of loads pending.
-    let prefetch = if caps.compute_units >= 64 { 2 } else { 1 };
+    // One tile of K/V loads in flight per thread: on the H200 two register sets in turn
+    // (prefetch 2) were 15-20% slower at KV 32k and 128k (BENCHMARKS.md, decode sweep).
+    let prefetch = 1;
     let mut block_m = rows.next_power_of_two().min(16);
     loop {
         let threads_v = (d4 * block_m)
@@ -801,7 +801,8 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
 
 /// Workgroups the plan aims for per compute unit: several waves of resident workgroups, so that
 /// the last, partly filled wave is a small share of the step (a few workgroups fit a unit at once).
-const WORKGROUPS_PER_UNIT: u32 = 32;
+/// On the H200, 16 (32 splits at KV 32k) beat 32 by 5% and tied it at KV 128k.
+const WORKGROUPS_PER_UNIT: u32 = 16;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Compute units assumed when the device's are unknown.

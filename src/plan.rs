@@ -330,6 +330,18 @@ fn choose_kernel_and_tiles(
         };
         return Ok((Kernel::ForwardCoopMatrix, tiles, false));
     }
+    if options.tiles.is_none() {
+        // Measured faster than every tile that holds Q, where the tuning table lists one.
+        for t in tuning::streamed_q_tiles(caps, head_dim) {
+            let forced = PlanOptions {
+                tiles: Some(t),
+                ..options
+            };
+            if let Ok(found) = choose_kernel_and_tiles(problem, caps, forced) {
+                return Ok(found);
+            }
+        }
+    }
     let (kernel, tiles) = match (
         choose_kernel_and_tiles_in_memory(head_dim, caps, options),
         options.tiles,

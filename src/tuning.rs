@@ -113,6 +113,26 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
     (DeviceFamily::Browser, &[(16, 32, 16, 8), (16, 16, 16, 8)]),
 ];
 
+/// Tiles that read Q from device memory (through the cache) instead of holding it in workgroup
+/// memory, which frees room for bigger register blocks. The plan tries them first, for head dims
+/// above 64, on the families listed. On the H200 at d = 128, N = 8k, 128x32x8x32 with Q streamed
+/// ran at 24.6 TFLOP/s in f32 against 15.4 for the best tile holding Q (BENCHMARKS.md,
+/// `f32_tiles.json`).
+const STREAMED_Q_TILES: &[(DeviceFamily, &[TileRow])] =
+    &[(DeviceFamily::Nvidia, &[(128, 32, 8, 32)])];
+
+/// The streamed-Q tiles the plan tries first for this device and head dim (often none).
+pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
+    if head_dim <= 64 {
+        return Vec::new();
+    }
+    let family = DeviceFamily::of(caps);
+    STREAMED_Q_TILES
+        .iter()
+        .find(|(f, _)| *f == family)
+        .map_or(Vec::new(), |(_, t)| t.iter().copied().map(tiles).collect())
+}
+
 /// The generic list, largest first: what follows every family's own entries.
 const FORWARD_CANDIDATES: &[TileRow] = &[
     (32, 32, 16, 16),

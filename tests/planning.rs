@@ -54,15 +54,21 @@ const WIDE: Tiles = Tiles {
 
 #[test]
 fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
+    // At d=128 the streamed-Q tile of the NVIDIA table comes first.
     let p = Attention::new(2, 16, 16, 8192, 8192, 128).dtype(DType::F16);
-    // At d=128 the table's first entry (64x32) needs more than 48 KiB: the second is taken.
-    let want = family_tiles(DeviceFamily::Nvidia)[1];
+    let want = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 128)[0];
     let with = plan(&p, &nvidia(Some((32, 32)))).unwrap();
     assert_eq!(with.kernel, Kernel::ForwardSubgroup);
     assert_eq!(with.tiles, want);
+    assert!(with.stream_q);
     let without = plan(&p, &nvidia(None)).unwrap();
     assert_eq!(without.kernel, Kernel::ForwardPortable);
     assert_eq!(without.tiles, want);
+    // At d=64 the family's first tile holds Q in workgroup memory.
+    let p64 = Attention::new(2, 32, 32, 8192, 8192, 64).dtype(DType::F16);
+    let held = plan(&p64, &nvidia(Some((32, 32)))).unwrap();
+    assert_eq!(held.tiles, family_tiles(DeviceFamily::Nvidia)[0]);
+    assert!(!held.stream_q);
     // The subgroup tier needs no row-reduction buffer in workgroup memory.
     assert_eq!(
         without.workgroup_bytes - with.workgroup_bytes,
@@ -177,16 +183,24 @@ fn q_is_streamed_only_for_forced_tiles_that_need_it() {
     )
     .unwrap();
     assert!(!kept.stream_q);
-    // Plans from the table never stream Q, on any family's limits, at any head dim.
-    for caps in [caps, lavapipe(), DeviceCaps::webgpu_defaults()] {
+    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, d > 64), on any
+    // family's limits, at any head dim.
+    for caps in [caps.clone(), lavapipe(), DeviceCaps::webgpu_defaults()] {
         for d in (4..=256).step_by(4) {
             for dtype in [DType::F32, DType::F16] {
                 let planned =
                     plan(&Attention::new(1, 8, 2, 1000, 1000, d).dtype(dtype), &caps).unwrap();
-                assert!(!planned.stream_q, "d={d} {:?}", planned.tiles);
+                let streamed = wgpu_flash_attn::tuning::streamed_q_tiles(&caps, d);
+                assert!(
+                    !planned.stream_q || streamed.contains(&planned.tiles),
+                    "d={d} {:?}",
+                    planned.tiles
+                );
             }
         }
     }
+    let f32_128 = plan(&Attention::new(1, 8, 8, 4096, 4096, 128), &caps).unwrap();
+    assert!(f32_128.stream_q, "{:?}", f32_128.tiles);
 }
 
 #[test]
