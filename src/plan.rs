@@ -499,11 +499,7 @@ fn coop_subgroup_size(caps: &DeviceCaps) -> Result<u32> {
 /// 16 or 32 query rows (`block_m = 16 * threads_y` or `32 * threads_y`), keys in tiles of `block_n`.
 fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     let sg = coop_subgroup_size(caps)?;
-    let rows = if t.threads_y > 0 {
-        t.block_m / t.threads_y
-    } else {
-        0
-    };
+    let rows = t.block_m.checked_div(t.threads_y).unwrap_or(0);
     let shaped = t.threads_x == sg
         && t.threads_y > 0
         && (rows == 16 || rows == 32)
