@@ -1,8 +1,10 @@
 //! Opt-in autotuning: time candidate plans on the caller's adapter and remember the winner.
 //!
 //! The tile table ([`crate::tuning`]) is a good guess per device family; [`tune`] measures instead.
-//! It runs every kernel tier the device offers with every candidate tile that fits, on the
-//! caller's problem (seeded inputs), timed with GPU timestamps where the device has
+//! It runs every kernel tier the device offers with the candidate tiles of that tier that fit
+//! (the tensor-core table for the tensor-core tier; the streamed-Q, family and generic tiles for
+//! the others), plus the plan's own choice, on the caller's problem (seeded inputs), timed with
+//! GPU timestamps where the device has
 //! `TIMESTAMP_QUERY` (otherwise the wall time of submit and wait, native only), and returns the
 //! fastest as [`PlanOptions`] for [`FlashContext::plan_with`].
 //!
@@ -47,7 +49,8 @@ pub struct TuneOptions {
     pub runs: usize,
     /// Untimed runs before them.
     pub warmup: usize,
-    /// At most this many tile candidates per kernel, in table order.
+    /// At most this many tile candidates per kernel, in table order (the plan's own choice is
+    /// timed besides them).
     pub max_candidates: usize,
     /// Directory of the cache file (`tiles.json`); `None`: no disk cache.
     #[cfg(not(target_arch = "wasm32"))]
@@ -333,7 +336,20 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
     };
     let mut candidates = Vec::new();
     for &kernel in &kernels {
-        let fitting = tuning::candidates_for(caps)
+        // Each tier's own table: the tensor-core tiles, or the streamed-Q tiles the plan tries
+        // first and then the family's and the generic ones.
+        let tables: Vec<Tiles> = match (kernel, caps.subgroup_sizes) {
+            (Kernel::ForwardCoopMatrix, Some((sg, _))) => {
+                tuning::coop_tiles(problem.head_dim, sg).collect()
+            }
+            (Kernel::ForwardCoopMatrix, None) => Vec::new(),
+            _ => {
+                let mut tiles = tuning::streamed_q_tiles(caps, problem.head_dim);
+                tiles.extend(tuning::candidates_for(caps));
+                tiles
+            }
+        };
+        let fitting = tables
             .into_iter()
             .map(|tiles| PlanOptions {
                 tiles: Some(tiles),
@@ -343,6 +359,18 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
             .filter(|o| plan::plan_with(problem, caps, *o).is_ok())
             .take(options.max_candidates);
         candidates.extend(fitting);
+    }
+    // The plan's own choice is always timed too, so tuning never picks something slower than
+    // the default it measured.
+    if let Ok(default) = plan::plan_with(problem, caps, PlanOptions::default()) {
+        let own = PlanOptions {
+            tiles: Some(default.tiles),
+            kernel: Some(default.kernel),
+            ..Default::default()
+        };
+        if kernels.contains(&default.kernel) && !candidates.contains(&own) {
+            candidates.push(own);
+        }
     }
     if candidates.is_empty() {
         // The plan's own error says why nothing fits.

@@ -523,14 +523,7 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
     let sg = coop_subgroup_size(caps)?;
-    let candidates = || {
-        tuning::coop_candidates(head_dim).map(|(rows, block_n, subgroups)| Tiles {
-            block_m: rows * subgroups,
-            block_n,
-            threads_x: sg,
-            threads_y: subgroups,
-        })
-    };
+    let candidates = || tuning::coop_tiles(head_dim, sg);
     candidates()
         .find(|t| check_coop_tiles(t, head_dim, caps).is_ok())
         .ok_or_else(|| {

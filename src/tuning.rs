@@ -209,6 +209,17 @@ const COOP_CANDIDATES: &[(u32, u32, u32)] = &[
     (16, 16, 1),
 ];
 
+/// The cooperative-matrix kernel's candidate tiles at this head dimension for subgroups of
+/// `subgroup_size` lanes, best first (`threads_x` = the subgroup size, `threads_y` = subgroups).
+pub fn coop_tiles(head_dim: u32, subgroup_size: u32) -> impl Iterator<Item = Tiles> {
+    coop_candidates(head_dim).map(move |(rows, block_n, subgroups)| Tiles {
+        block_m: rows * subgroups,
+        block_n,
+        threads_x: subgroup_size,
+        threads_y: subgroups,
+    })
+}
+
 /// The candidate (rows per subgroup, block_n, subgroups) triples for the cooperative-matrix
 /// forward kernel at this head dimension, best first.
 pub fn coop_candidates(head_dim: u32) -> impl Iterator<Item = (u32, u32, u32)> {

@@ -114,6 +114,14 @@ fn the_tuner_picks_a_plan_that_passes_the_oracle_and_caches_it() {
             .fold(f64::INFINITY, f64::min);
         assert_eq!(tuned.ms, fastest);
         assert!(tuned.trials.iter().all(|t| t.ms > 0.0 && t.ms.is_finite()));
+        // The plan's own choice is among the trials, so tuning cannot do worse than it measured.
+        let default = ctx().plan(&p).unwrap();
+        let own = (default.plan().kernel, default.plan().tiles);
+        assert!(
+            tuned.trials.iter().any(|t| (t.kernel, t.tiles) == own),
+            "{own:?} not in {:?}",
+            tuned.trials
+        );
         assert_eq!(tuned.options.kernel, Some(tuned.kernel));
         assert_eq!(tuned.options.tiles, Some(tuned.tiles));
         let planned = ctx().plan_with(&p, tuned.options).unwrap();

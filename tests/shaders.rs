@@ -238,13 +238,7 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                     n += 1;
                 }
                 // Every candidate tile of the table that fits (16 and 32 rows per subgroup).
-                for (rows, block_n, subgroups) in wgpu_flash_attn::tuning::coop_candidates(d) {
-                    let tiles = wgpu_flash_attn::Tiles {
-                        block_m: rows * subgroups,
-                        block_n,
-                        threads_x: subgroup,
-                        threads_y: subgroups,
-                    };
+                for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup) {
                     let options = PlanOptions {
                         tiles: Some(tiles),
                         ..Default::default()

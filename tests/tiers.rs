@@ -8,7 +8,7 @@ use common::{check, check_inputs, ctx, random_problem, Inputs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use wgpu_flash_attn::{
-    AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions, Tiles,
+    AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions,
 };
 
 /// The tiers this adapter can run an f16 problem on.
@@ -152,13 +152,7 @@ fn every_coop_tile_candidate() {
         .0;
     let mut tried = 0;
     for d in [64, 128] {
-        for (rows, block_n, subgroups) in wgpu_flash_attn::tuning::coop_candidates(d) {
-            let tiles = Tiles {
-                block_m: rows * subgroups,
-                block_n,
-                threads_x: sg,
-                threads_y: subgroups,
-            };
+        for tiles in wgpu_flash_attn::tuning::coop_tiles(d, sg) {
             let options = PlanOptions {
                 tiles: Some(tiles),
                 ..forced(Kernel::ForwardCoopMatrix)
@@ -168,8 +162,9 @@ fn every_coop_tile_candidate() {
                 eprintln!("SKIPPED coop tiles {tiles:?} at d={d}: {e}");
                 continue;
             }
-            let mut rng = ChaCha8Rng::seed_from_u64(u64::from(d * 1000 + block_n + rows));
-            for case in 0..8 {
+            let seed = d * 1000 + tiles.block_n * 10 + tiles.block_m / tiles.threads_y;
+            let mut rng = ChaCha8Rng::seed_from_u64(u64::from(seed));
+            for case in 0..5 {
                 let p = random_problem(&mut rng, &[d], &[DType::F16], 90);
                 check(&p, options, 5000 + case, 2.0);
             }
