@@ -6,7 +6,7 @@
 #   bash benches/sweep.sh OUT_DIR            # builds the benchmark with cargo if ATTENTION is unset
 #   ATTENTION=/path/to/attention-binary bash benches/sweep.sh OUT_DIR   # a machine without Rust
 #
-# Writes OUT_DIR/flash.json, tiles.json, torch.json (if PyTorch runs), report.md, report.svg and
+# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, torch.json (if PyTorch runs), report.md, report.svg and
 # the logs of each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,14 +22,27 @@ echo "benchmark binary: $ATTENTION"
 failed=""
 
 "$ATTENTION" --tokens 16384 --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,f16 \
-  --causal both --kernels portable,subgroup,coop-matrix --runs 10 --warmup 2 \
+  --causal both --kernels portable,subgroup,coop-matrix --runs 10 --warmup 5 \
   --json "$out/flash.json" | tee "$out/flash.txt" || failed="flash.json"
 "$ATTENTION" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f32,f16 --causal off --baseline off \
   --kernels portable,subgroup \
-  --tiles 32x32x16x16,48x16x16x16,32x32x8x16,64x32x16x16,64x32x8x16,128x32x16x16 \
-  --runs 5 --check-rows 8 --json "$out/tiles.json" | tee "$out/tiles.txt" || failed="${failed:+$failed, }tiles.json"
-
+  --tiles 32x32x16x16,64x16x8x16,32x32x16x8,64x32x8x16,128x32x8x32,128x32x16x16 \
+  --runs 5 --warmup 3 --check-rows 8 --json "$out/tiles.json" | tee "$out/tiles.txt" || failed="${failed:+$failed, }tiles.json"
 inputs=("$out/flash.json" "$out/tiles.json")
+# The tensor-core tier's tiles, where the adapter has that tier (the benchmark writes no JSON
+# when none of the requested tiers can run).
+rm -f "$out/coop_tiles.json"
+if "$ATTENTION" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f16 --causal both --baseline off \
+  --kernels coop-matrix --tiles 128x32x32x8,128x16x32x4,64x16x32x4,128x32x32x4 \
+  --runs 10 --warmup 5 --check-rows 8 --json "$out/coop_tiles.json" > "$out/coop_tiles.txt" 2>&1; then
+  inputs+=("$out/coop_tiles.json")
+elif [ -f "$out/coop_tiles.json" ]; then
+  inputs+=("$out/coop_tiles.json")
+  failed="${failed:+$failed, }coop_tiles.json"
+else
+  echo "SKIPPED: tensor-core tiles (see $out/coop_tiles.txt)"
+fi
+cat "$out/coop_tiles.txt"
 if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 benches/torch_sdpa.py --json "$out/torch.json" | tee "$out/torch.txt"
   inputs+=("$out/torch.json")
