@@ -600,8 +600,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
 /// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
 /// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
-/// (row, key group) softmax states finished in parallel. One key per thread while scoring; two
-/// register sets of K/V tiles on GPUs of 64 compute units or more, one elsewhere.
+/// (row, key group) softmax states finished in parallel. One key per thread while scoring, and
+/// one register set of K/V tiles (two in turn measured slower on an H200).
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
