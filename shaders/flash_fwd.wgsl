@@ -31,7 +31,8 @@ const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
 const WRITE_LSE: bool = true;
 // Q is read from device memory (through the cache) in the score loop instead of being kept in
-// workgroup memory: the plan sets this only for forced tiles that do not fit otherwise.
+// workgroup memory: the plan sets this for tiles that do not fit otherwise (forced ones, or the
+// tuning table's streamed-Q tiles).
 const STREAM_Q: bool = false;
 // Subgroup tier: the TX threads of a row are TX adjacent lanes of one subgroup, and row maxima and
 // sums go through subgroup shuffles instead of workgroup memory. The host writes these functions

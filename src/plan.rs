@@ -210,9 +210,9 @@ pub struct Plan {
     pub grid: [u32; 3],
     /// Workgroup memory per workgroup, bytes.
     pub workgroup_bytes: u32,
-    /// Q is read from device memory in the score loop instead of kept in workgroup memory. Only
-    /// for forced tiles that fit no other way (a candidate for larger tiles; the tile table never
-    /// relies on it).
+    /// Q is read from device memory in the score loop instead of kept in workgroup memory: for
+    /// tiles that fit no other way, forced ones or the table's streamed-Q tiles
+    /// ([`crate::tuning::streamed_q_tiles`]).
     pub stream_q: bool,
     /// Device memory the kernel itself allocates beyond the caller's tensors (the params uniform).
     pub scratch_bytes: u64,

@@ -150,7 +150,7 @@ fn subgroup_rows_must_be_powers_of_two_that_divide_every_size() {
 }
 
 #[test]
-fn q_is_streamed_only_for_forced_tiles_that_need_it() {
+fn q_is_streamed_only_for_tiles_that_need_it() {
     let caps = nvidia(Some((32, 32)));
     let big = Tiles {
         block_m: 64,
