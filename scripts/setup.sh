@@ -4,8 +4,9 @@
 # and Mesa's EGL/GL (llvmpipe, for wgpu's GL backend). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-# gcc and libc6-dev: Rust links through the system C toolchain.
-packages=(libvulkan1 mesa-vulkan-drivers libegl1 libegl-mesa0 libgl1-mesa-dri ca-certificates curl gcc libc6-dev)
+# gcc and libc6-dev: Rust links through the system C toolchain. python3: the benchmark report
+# (benches/report.py), which scripts/test.sh checks.
+packages=(libvulkan1 mesa-vulkan-drivers libegl1 libegl-mesa0 libgl1-mesa-dri ca-certificates curl gcc libc6-dev python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,8 +19,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
 
-if ! command -v cargo >/dev/null 2>&1; then
-  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+# rustup, not only cargo: the browser tests add the wasm32 target through it. A cargo from the
+# distribution (without rustup) is shadowed by rustup's toolchain in ~/.cargo/bin.
+if ! command -v rustup >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/rustup" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
   else
     echo "setup: installing the Rust toolchain with rustup"
