@@ -34,7 +34,7 @@ use serde::Serialize;
 use wgpu::util::DeviceExt;
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kernels::materialized::{Materialized, MaterializedOptions};
-use wgpu_flash_attn::timing::GpuTimer;
+use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::{
     reference, Attention, AttentionBuffers, DType, FlashContext, FlashError, Kernel, PlanOptions,
     Tensor, Tiles,
@@ -337,22 +337,9 @@ fn time_runs(
 ) -> wgpu_flash_attn::Result<Vec<f64>> {
     let mut times = Vec::with_capacity(args.runs);
     for r in 0..args.warmup + args.runs {
-        let mut encoder = ctx.device().create_command_encoder(&Default::default());
-        encode(&mut encoder, r, timer.map(GpuTimer::query_set))?;
-        if let Some(t) = timer {
-            t.resolve(&mut encoder);
-        }
-        let start = Instant::now();
-        ctx.queue().submit([encoder.finish()]);
-        let ms = match timer {
-            Some(t) => pollster::block_on(t.read_ms(ctx))?,
-            None => {
-                ctx.device()
-                    .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| FlashError::Readback(e.to_string()))?;
-                start.elapsed().as_secs_f64() * 1e3
-            }
-        };
+        let ms = pollster::block_on(time_pass(ctx, timer, |encoder, timer| {
+            encode(encoder, r, timer.map(GpuTimer::query_set))
+        }))?;
         if r >= args.warmup {
             times.push(ms);
         }

@@ -29,7 +29,7 @@ use clap::Parser;
 use serde::Serialize;
 use wgpu_flash_attn::context::from_dtype_bytes;
 use wgpu_flash_attn::kvcache::{self, DecodeTiles, KvCacheAttention};
-use wgpu_flash_attn::timing::GpuTimer;
+use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::{DType, FlashContext, FlashError, KvCacheBuffers};
 
 #[derive(Parser, Debug, Clone, Serialize)]
@@ -489,31 +489,11 @@ fn bench(
     }
     let mut times = Vec::new();
     for _ in 0..args.runs {
-        let mut encoder = ctx.device().create_command_encoder(&Default::default());
-        planned.encode_timed(
-            &mut encoder,
-            &buffers,
-            timer.map(|t| wgpu::ComputePassTimestampWrites {
-                query_set: t.query_set(),
-                beginning_of_pass_write_index: Some(0),
-                end_of_pass_write_index: Some(1),
-            }),
-        )?;
-        if let Some(t) = timer {
-            t.resolve(&mut encoder);
-        }
-        let start = Instant::now();
-        ctx.queue().submit([encoder.finish()]);
-        let ms = match timer {
-            Some(t) => pollster::block_on(t.read_ms(ctx))?,
-            None => {
-                ctx.device()
-                    .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| FlashError::Readback(e.to_string()))?;
-                start.elapsed().as_secs_f64() * 1e3
-            }
-        };
-        times.push(ms);
+        times.push(pollster::block_on(time_pass(
+            ctx,
+            timer,
+            |encoder, timer| planned.encode_timed(encoder, &buffers, timer.map(GpuTimer::writes)),
+        ))?);
     }
     Ok((times, planned.plan().clone()))
 }

@@ -37,7 +37,7 @@ use crate::context::{AttentionBuffers, FlashContext, TensorBuffer};
 use crate::error::{FlashError, Result};
 use crate::plan::{self, DeviceCaps, Kernel, PlanOptions, Tiles};
 use crate::problem::{Attention, Tensor};
-use crate::timing::GpuTimer;
+use crate::timing::{time_pass, GpuTimer};
 use crate::tuning;
 
 /// How to tune.
@@ -396,8 +396,8 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
         let flash = ctx.plan_with(problem, candidate)?;
         let mut times = Vec::with_capacity(options.runs);
         for r in 0..options.warmup + options.runs {
-            let ms = timer_run(ctx, timer.as_ref(), |encoder, writes| {
-                flash.encode_timed(encoder, &buffers.attention(), writes)
+            let ms = time_pass(ctx, timer.as_ref(), |encoder, timer| {
+                flash.encode_timed(encoder, &buffers.attention(), timer.map(GpuTimer::writes))
             })
             .await?;
             if r >= options.warmup {
@@ -529,36 +529,5 @@ impl TuneBuffers {
             sinks: self.sinks.as_ref().map(TensorBuffer::from),
             mask: self.mask.as_ref().map(TensorBuffer::from),
         }
-    }
-}
-
-/// Records one run with `encode`, submits it, waits, and returns its milliseconds.
-async fn timer_run(
-    ctx: &FlashContext,
-    timer: Option<&GpuTimer>,
-    encode: impl FnOnce(
-        &mut wgpu::CommandEncoder,
-        Option<wgpu::ComputePassTimestampWrites>,
-    ) -> Result<()>,
-) -> Result<f64> {
-    let mut encoder = ctx.device().create_command_encoder(&Default::default());
-    encode(&mut encoder, timer.map(GpuTimer::writes))?;
-    if let Some(t) = timer {
-        t.resolve(&mut encoder);
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    let start = std::time::Instant::now();
-    ctx.queue().submit([encoder.finish()]);
-    match timer {
-        Some(t) => t.read_ms(ctx).await,
-        #[cfg(not(target_arch = "wasm32"))]
-        None => {
-            ctx.device()
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| FlashError::Readback(e.to_string()))?;
-            Ok(start.elapsed().as_secs_f64() * 1e3)
-        }
-        #[cfg(target_arch = "wasm32")]
-        None => unreachable!("checked before timing"),
     }
 }

@@ -18,7 +18,7 @@
 //! ```
 
 use crate::context::FlashContext;
-use crate::error::Result;
+use crate::error::{FlashError, Result};
 
 /// Two timestamp queries (start and end of one pass) and the buffers that read them back.
 #[derive(Debug)]
@@ -87,5 +87,39 @@ impl GpuTimer {
         let bytes = ctx.read(&self.read).await?;
         let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
         Ok(ticks[1].wrapping_sub(ticks[0]) as f64 * self.period_ns * 1e-6)
+    }
+}
+
+/// Records one submission with `encode` (handed the timer, to place its timestamps), submits it,
+/// waits, and returns its milliseconds: the GPU time between the timer's two timestamps, or
+/// without a timer the wall time of submit and wait (native only; in the browser that is an
+/// error, since a page cannot wait for the GPU).
+pub async fn time_pass(
+    ctx: &FlashContext,
+    timer: Option<&GpuTimer>,
+    encode: impl FnOnce(&mut wgpu::CommandEncoder, Option<&GpuTimer>) -> Result<()>,
+) -> Result<f64> {
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    encode(&mut encoder, timer)?;
+    if let Some(t) = timer {
+        t.resolve(&mut encoder);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let start = std::time::Instant::now();
+    ctx.queue().submit([encoder.finish()]);
+    match timer {
+        Some(t) => t.read_ms(ctx).await,
+        #[cfg(not(target_arch = "wasm32"))]
+        None => {
+            ctx.device()
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| FlashError::Readback(e.to_string()))?;
+            Ok(start.elapsed().as_secs_f64() * 1e3)
+        }
+        #[cfg(target_arch = "wasm32")]
+        None => Err(FlashError::MissingFeature {
+            what: "timing in the browser",
+            feature: "TIMESTAMP_QUERY",
+        }),
     }
 }
