@@ -31,9 +31,8 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
-use wgpu::util::DeviceExt;
 
-use crate::context::{AttentionBuffers, FlashContext, TensorBuffer};
+use crate::context::{FlashContext, HostInputs, ProblemBuffers};
 use crate::error::{FlashError, Result};
 use crate::plan::{self, DeviceCaps, Kernel, PlanOptions, Tiles};
 use crate::problem::{Attention, Tensor};
@@ -382,7 +381,7 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
         });
     }
 
-    let buffers = TuneBuffers::new(ctx, problem);
+    let buffers = tune_buffers(ctx, problem);
     let timer = GpuTimer::new(ctx);
     #[cfg(target_arch = "wasm32")]
     if timer.is_none() {
@@ -463,71 +462,35 @@ pub fn tune_blocking(
     pollster::block_on(tune(ctx, problem, options))
 }
 
-/// Seeded inputs and outputs for timing one problem (extras filled with harmless values).
-struct TuneBuffers {
-    q: wgpu::Buffer,
-    k: wgpu::Buffer,
-    v: wgpu::Buffer,
-    out: wgpu::Buffer,
-    lse: Option<wgpu::Buffer>,
-    alibi: Option<wgpu::Buffer>,
-    sinks: Option<wgpu::Buffer>,
-    mask: Option<wgpu::Buffer>,
-}
-
-impl TuneBuffers {
-    fn new(ctx: &FlashContext, p: &Attention) -> TuneBuffers {
-        let device = ctx.device();
-        // A small linear congruential sequence in [-1, 1): timing needs no better randomness.
-        let mut state = 0x2545_f491_u32;
-        let mut values = |n: u64| -> Vec<f32> {
-            (0..n)
-                .map(|_| {
-                    state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                    (state >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-                })
-                .collect()
-        };
-        let init = |label, bytes: &[u8]| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: bytes,
-                usage: wgpu::BufferUsages::STORAGE,
+/// Seeded inputs for timing one problem on the device (extras filled with harmless values).
+fn tune_buffers(ctx: &FlashContext, p: &Attention) -> ProblemBuffers {
+    // A small linear congruential sequence in [-1, 1): timing needs no better randomness.
+    let mut state = 0x2545_f491_u32;
+    let mut values = |n: u64| -> Vec<f32> {
+        (0..n)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (state >> 8) as f32 / (1u32 << 23) as f32 - 1.0
             })
-        };
-        let tensor =
-            |label, data: Vec<f32>| init(label, &crate::context::to_dtype_bytes(&data, p.dtype));
-        let q = tensor("tune q", values(p.span_of(Tensor::Q)));
-        let k = tensor("tune k", values(p.span_of(Tensor::K)));
-        let v = tensor("tune v", values(p.span_of(Tensor::V)));
-        let f32s = |label, n: u64, x: f32| init(label, bytemuck::cast_slice(&vec![x; n as usize]));
-        TuneBuffers {
-            q,
-            k,
-            v,
-            out: ctx.tensor_buffer(p, Tensor::O),
-            lse: p.with_lse.then(|| ctx.lse_buffer(p)),
-            alibi: p.alibi.map(|_| f32s("tune alibi", p.alibi_len(), 0.1)),
-            sinks: p.sinks.then(|| f32s("tune sinks", p.heads_q as u64, 0.0)),
-            mask: p.mask.map(|_| {
-                init(
-                    "tune mask",
-                    &crate::context::mask_bytes(p, &vec![1.0; p.mask_len() as usize]),
-                )
-            }),
-        }
-    }
-
-    fn attention(&self) -> AttentionBuffers<'_> {
-        AttentionBuffers {
-            q: (&self.q).into(),
-            k: (&self.k).into(),
-            v: (&self.v).into(),
-            out: (&self.out).into(),
-            lse: self.lse.as_ref().map(TensorBuffer::from),
-            alibi_slopes: self.alibi.as_ref().map(TensorBuffer::from),
-            sinks: self.sinks.as_ref().map(TensorBuffer::from),
-            mask: self.mask.as_ref().map(TensorBuffer::from),
-        }
-    }
+            .collect()
+    };
+    let (q, k, v) = (
+        values(p.span_of(Tensor::Q)),
+        values(p.span_of(Tensor::K)),
+        values(p.span_of(Tensor::V)),
+    );
+    let alibi = vec![0.1; p.alibi_len() as usize];
+    let sinks = vec![0.0; if p.sinks { p.heads_q as usize } else { 0 }];
+    let mask = vec![1.0; p.mask_len() as usize];
+    ctx.upload(
+        p,
+        HostInputs {
+            q: &q,
+            k: &k,
+            v: &v,
+            alibi_slopes: p.alibi.map(|_| alibi.as_slice()),
+            sinks: p.sinks.then_some(sinks.as_slice()),
+            mask: p.mask.map(|_| mask.as_slice()),
+        },
+    )
 }

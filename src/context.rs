@@ -324,55 +324,11 @@ impl FlashContext {
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let upload = |name, data: &[f32]| {
-            let bytes = to_dtype_bytes(data, problem.dtype);
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(name),
-                    contents: &bytes,
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
-        };
-        let (qb, kb, vb) = (upload("q", q), upload("k", k), upload("v", v));
-        let upload_f32 = |name, data: Option<&[f32]>| {
-            data.map(|d| {
-                self.device
-                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some(name),
-                        contents: bytemuck::cast_slice(d),
-                        usage: wgpu::BufferUsages::STORAGE,
-                    })
-            })
-        };
-        let (ab, sb) = (
-            upload_f32("alibi_slopes", alibi_slopes),
-            upload_f32("sinks", sinks),
-        );
-        let mb = mask.map(|m| {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("mask"),
-                    contents: &mask_bytes(problem, m),
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
-        });
-        let ob = self.tensor_buffer(problem, Tensor::O);
-        let lb = problem.with_lse.then(|| self.lse_buffer(problem));
+        let buffers = self.upload(problem, inputs);
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        plan.encode(
-            &mut encoder,
-            &AttentionBuffers {
-                q: (&qb).into(),
-                k: (&kb).into(),
-                v: (&vb).into(),
-                out: (&ob).into(),
-                lse: lb.as_ref().map(Into::into),
-                alibi_slopes: ab.as_ref().map(Into::into),
-                sinks: sb.as_ref().map(Into::into),
-                mask: mb.as_ref().map(Into::into),
-            },
-        )?;
-        let o_read = self.readback_buffer(&mut encoder, &ob);
+        plan.encode(&mut encoder, &buffers.attention())?;
+        let (ob, lb) = (&buffers.out, &buffers.lse);
+        let o_read = self.readback_buffer(&mut encoder, ob);
         let l_read = lb.as_ref().map(|lb| self.readback_buffer(&mut encoder, lb));
         self.queue.submit([encoder.finish()]);
         let oom_err = oom.pop().await;
@@ -398,6 +354,32 @@ impl FlashContext {
         v: &[f32],
     ) -> Result<AttentionOutput> {
         pollster::block_on(self.run(problem, q, k, v))
+    }
+
+    /// Device copies of the inputs (converted to the problem's dtype; the optional ones where
+    /// given) and zeroed output and LSE buffers, ready for [`FlashPlan::encode`]. The lengths are
+    /// the caller's to check ([`FlashContext::run_with`] does).
+    pub(crate) fn upload(&self, problem: &Attention, inputs: HostInputs<'_>) -> ProblemBuffers {
+        let init = |name, bytes: &[u8]| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(name),
+                    contents: bytes,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        };
+        let tensor = |name, data: &[f32]| init(name, &to_dtype_bytes(data, problem.dtype));
+        let f32s = |name, data: Option<&[f32]>| data.map(|d| init(name, bytemuck::cast_slice(d)));
+        ProblemBuffers {
+            q: tensor("q", inputs.q),
+            k: tensor("k", inputs.k),
+            v: tensor("v", inputs.v),
+            out: self.tensor_buffer(problem, Tensor::O),
+            lse: problem.with_lse.then(|| self.lse_buffer(problem)),
+            alibi_slopes: f32s("alibi_slopes", inputs.alibi_slopes),
+            sinks: f32s("sinks", inputs.sinks),
+            mask: inputs.mask.map(|m| init("mask", &mask_bytes(problem, m))),
+        }
     }
 
     /// A zeroed buffer (`STORAGE | COPY_SRC | COPY_DST`) sized for one tensor of `problem` as its
@@ -637,6 +619,34 @@ pub struct HostInputs<'a> {
     /// The mask or bias (`Attention::mask_len` values) when the problem has one: bias values, or
     /// for a boolean mask 0 (masked) and anything else (kept).
     pub mask: Option<&'a [f32]>,
+}
+
+/// The buffers of one forward pass, owned: what [`FlashContext::upload`] makes.
+pub(crate) struct ProblemBuffers {
+    pub(crate) q: wgpu::Buffer,
+    pub(crate) k: wgpu::Buffer,
+    pub(crate) v: wgpu::Buffer,
+    pub(crate) out: wgpu::Buffer,
+    pub(crate) lse: Option<wgpu::Buffer>,
+    pub(crate) alibi_slopes: Option<wgpu::Buffer>,
+    pub(crate) sinks: Option<wgpu::Buffer>,
+    pub(crate) mask: Option<wgpu::Buffer>,
+}
+
+impl ProblemBuffers {
+    /// Borrowed views for [`FlashPlan::encode`].
+    pub(crate) fn attention(&self) -> AttentionBuffers<'_> {
+        AttentionBuffers {
+            q: (&self.q).into(),
+            k: (&self.k).into(),
+            v: (&self.v).into(),
+            out: (&self.out).into(),
+            lse: self.lse.as_ref().map(Into::into),
+            alibi_slopes: self.alibi_slopes.as_ref().map(Into::into),
+            sinks: self.sinks.as_ref().map(Into::into),
+            mask: self.mask.as_ref().map(Into::into),
+        }
+    }
 }
 
 /// Results of [`FlashContext::run`], as f32 whatever the storage type.
