@@ -78,11 +78,8 @@ struct Args {
     /// keys_per_thread / threads_per_key).
     #[arg(long)]
     keys_per_thread: Option<u32>,
-    /// Force the register sets of K/V tiles (1: next tile in flight; 2: up to two).
-    #[arg(long)]
-    prefetch: Option<u32>,
     /// Tile configurations to sweep on the same data, each `plan` (the plan's choice) or
-    /// THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V (e.g. 128/4/1/2/16); overrides
+    /// THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V (e.g. 128/4/1/16); overrides
     /// the single-knob flags above.
     #[arg(long, value_delimiter = ',')]
     tiles: Vec<String>,
@@ -229,7 +226,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         caps.name, caps.backend, caps.driver, caps.compute_units
     );
     println!(
-        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK/PF) | ms (median) | ms (min) | GB/s of K+V | max err |"
+        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
@@ -238,7 +235,6 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             args.threads,
             args.threads_per_key,
             args.keys_per_thread,
-            args.prefetch,
             args.threads_v,
         ]]
     } else {
@@ -332,14 +328,13 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.splits = Some(plan.splits);
                         let t = plan.tiles;
                         row.tiles = Some(format!(
-                            "{}x{}x{}x{}/{}/{}/{}",
+                            "{}x{}x{}x{}/{}/{}",
                             t.block_m,
                             t.block_n,
                             t.threads,
                             t.threads_v,
                             t.threads_per_key,
-                            t.keys_per_thread,
-                            t.prefetch
+                            t.keys_per_thread
                         ));
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
@@ -424,13 +419,13 @@ fn shuffled_pages(batch: u32, per_seq: u32, seed: u64) -> Vec<u32> {
 
 type Planned = kvcache::KvCachePlan;
 
-/// Forced tile knobs: threads, threads_per_key, keys_per_thread, prefetch, threads_v.
-type Forced = [Option<u32>; 5];
+/// Forced tile knobs: threads, threads_per_key, keys_per_thread, threads_v.
+type Forced = [Option<u32>; 4];
 
-/// `plan`, or THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V.
+/// `plan`, or THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V.
 fn parse_tiles(spec: &str) -> Result<Forced, String> {
     if spec == "plan" {
-        return Ok([None; 5]);
+        return Ok([None; 4]);
     }
     let parts: Vec<u32> = spec
         .split('/')
@@ -438,9 +433,9 @@ fn parse_tiles(spec: &str) -> Result<Forced, String> {
         .collect::<Result<_, _>>()
         .map_err(|e| format!("--tiles {spec}: {e}"))?;
     match parts[..] {
-        [a, b, c, d, e] => Ok([Some(a), Some(b), Some(c), Some(d), Some(e)]),
+        [a, b, c, d] => Ok([Some(a), Some(b), Some(c), Some(d)]),
         _ => Err(format!(
-            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/PREFETCH/THREADS_V"
+            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V"
         )),
     }
 }
@@ -454,8 +449,8 @@ fn bench(
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
     let tiles = match forced {
-        [None, None, None, None, None] => None,
-        [threads, threads_per_key, keys_per_thread, prefetch, threads_v] => {
+        [None, None, None, None] => None,
+        [threads, threads_per_key, keys_per_thread, threads_v] => {
             let base = kvcache::plan(problem, ctx.caps())?.tiles;
             let threads = threads.unwrap_or(base.threads);
             let threads_per_key = threads_per_key.unwrap_or(base.threads_per_key);
@@ -464,7 +459,6 @@ fn bench(
                 threads,
                 threads_per_key,
                 keys_per_thread,
-                prefetch: prefetch.unwrap_or(base.prefetch),
                 block_n: threads * keys_per_thread / threads_per_key,
                 threads_v: threads_v.unwrap_or(base.threads_v),
                 ..base

@@ -19,10 +19,8 @@
 //           units), so almost every tile has rescale factor 1 and skips rescaling the accumulators;
 //   P V:    thread (vy, vx) accumulates group vy's keys into head_dim chunks vx, vx + TXV, ...
 //           The KY partial states of each row merge at the end.
-// The next tile's K and V are loaded into registers before the current tile is computed (PF = 2:
-// two register sets in turn, each refilled as soon as it is used, so up to two tiles are in
-// flight), and (for PAGED) the block table is read one tile before that, so a page lookup never
-// delays a load.
+// The next tile's K and V are loaded into registers before the current tile is computed, and
+// (for PAGED) the block table is read one tile before that, so a page lookup never delays a load.
 // With one split the result is O (and LSE); with more, each split writes a normalised partial O
 // and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE.
 //
@@ -41,7 +39,6 @@ const BN: u32 = 32u;      // keys per tile
 const WG: u32 = 128u;     // invocations (BN * TXK / KK)
 const TXK: u32 = 4u;      // threads per key while computing scores
 const KK: u32 = 1u;       // keys per thread while computing scores
-const PF: u32 = 1u;       // register sets of K/V tiles: 1 (next tile in flight) or 2 (see below)
 const TXV: u32 = 32u;     // threads along head_dim while accumulating P V
 const PAGED: bool = false;
 const PAGE: u32 = 16u;     // PAGED: keys per page (a constant, so / and % are cheap)
@@ -325,75 +322,25 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     var n0 = split * BN;
     var kreg = load_k(k_head, k_rows(seq, n0, kv_end, kj), n0, kv_end, kx, kj);
     var vreg = load_v(v_head, v_rows(seq, n0, kv_end, vy), n0, kv_end, vx, vy);
-    if (PF == 1u) {
-        var k_row = k_rows(seq, n0 + stride, kv_end, kj);
-        var v_row = v_rows(seq, n0 + stride, kv_end, vy);
-        for (; n0 < kv_end; n0 += stride) {
-            let n1 = n0 + stride;
-            var k_next: array<Packed4, KK * RKD>;
-            var v_next: array<Packed4, KPT * RVD>;
-            if (n1 < kv_end) {
-                k_next = load_k(k_head, k_row, n1, kv_end, kx, kj);
-                v_next = load_v(v_head, v_row, n1, kv_end, vx, vy);
-                k_row = k_rows(seq, n1 + stride, kv_end, kj);
-                v_row = v_rows(seq, n1 + stride, kv_end, vy);
-            }
-            tile_scores(&kreg, kx, kj);
-            workgroupBarrier();
-            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
-            workgroupBarrier();
-            tile_pv(&vreg, &acc, vy);
-            kreg = k_next;
-            vreg = v_next;
-        }
-    } else {
-        // PF == 2: two register sets, A (kreg, vreg) and B, take tiles in turn (the loop body is
-        // written out for each, so no registers are copied). A set's K is refilled with the tile
-        // two ahead as soon as its scores are taken, and its V as soon as P V is done: while a
-        // tile is computed, the next one and most of the one after are in flight.
+    var k_row = k_rows(seq, n0 + stride, kv_end, kj);
+    var v_row = v_rows(seq, n0 + stride, kv_end, vy);
+    for (; n0 < kv_end; n0 += stride) {
         let n1 = n0 + stride;
-        var k_b = load_k(k_head, k_rows(seq, n1, kv_end, kj), n1, kv_end, kx, kj);
-        var v_b = load_v(v_head, v_rows(seq, n1, kv_end, vy), n1, kv_end, vx, vy);
-        var k_row = k_rows(seq, n1 + stride, kv_end, kj);
-        var v_row = v_rows(seq, n1 + stride, kv_end, vy);
-        loop {
-            if (n0 >= kv_end) {
-                break;
-            }
-            var n2 = n0 + 2u * stride;
-            tile_scores(&kreg, kx, kj);
-            if (n2 < kv_end) {
-                kreg = load_k(k_head, k_row, n2, kv_end, kx, kj);
-                k_row = k_rows(seq, n2 + stride, kv_end, kj);
-            }
-            workgroupBarrier();
-            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
-            workgroupBarrier();
-            tile_pv(&vreg, &acc, vy);
-            if (n2 < kv_end) {
-                vreg = load_v(v_head, v_row, n2, kv_end, vx, vy);
-                v_row = v_rows(seq, n2 + stride, kv_end, vy);
-            }
-            n0 += stride;
-            if (n0 >= kv_end) {
-                break;
-            }
-            n2 = n0 + 2u * stride;
-            tile_scores(&k_b, kx, kj);
-            if (n2 < kv_end) {
-                k_b = load_k(k_head, k_row, n2, kv_end, kx, kj);
-                k_row = k_rows(seq, n2 + stride, kv_end, kj);
-            }
-            workgroupBarrier();
-            tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
-            workgroupBarrier();
-            tile_pv(&v_b, &acc, vy);
-            if (n2 < kv_end) {
-                v_b = load_v(v_head, v_row, n2, kv_end, vx, vy);
-                v_row = v_rows(seq, n2 + stride, kv_end, vy);
-            }
-            n0 += stride;
+        var k_next: array<Packed4, KK * RKD>;
+        var v_next: array<Packed4, KPT * RVD>;
+        if (n1 < kv_end) {
+            k_next = load_k(k_head, k_row, n1, kv_end, kx, kj);
+            v_next = load_v(v_head, v_row, n1, kv_end, vx, vy);
+            k_row = k_rows(seq, n1 + stride, kv_end, kj);
+            v_row = v_rows(seq, n1 + stride, kv_end, vy);
         }
+        tile_scores(&kreg, kx, kj);
+        workgroupBarrier();
+        tile_softmax(n0, kv_end, lid, row0, g, diag_offset, &m_state, &l_state);
+        workgroupBarrier();
+        tile_pv(&vreg, &acc, vy);
+        kreg = k_next;
+        vreg = v_next;
     }
 
     // Merge the KY key groups: the row's max and sum over groups, then the accumulators.

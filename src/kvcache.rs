@@ -534,10 +534,6 @@ pub struct DecodeTiles {
     pub threads_per_key: u32,
     /// Keys each thread scores per tile (each Q chunk it reads serves that many keys).
     pub keys_per_thread: u32,
-    /// Register sets of K and V tiles: 1 (the next tile loads while one is computed) or 2 (two
-    /// sets taken in turn, each refilled as soon as it is used: up to two tiles in flight, with
-    /// no more registers than 1 needs but twice the loop code).
-    pub prefetch: u32,
     /// Threads along head_dim (in vec4s) while accumulating P V.
     pub threads_v: u32,
 }
@@ -563,7 +559,6 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
         && pow2(t.threads_per_key)
         && pow2(t.threads_v)
         && t.keys_per_thread >= 1
-        && (t.prefetch == 1 || t.prefetch == 2)
         && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key
         && t.threads % t.threads_v == 0
         && key_groups >= 1
@@ -572,7 +567,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
         return Err(FlashError::BadOption {
             what: "KV-cache tiles",
             got: format!("{t:?}"),
-            why: "prefetch 1 or 2, threads * keys_per_thread = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
+            why: "threads * keys_per_thread = block_n * threads_per_key, threads_per_key and threads_v powers of two, threads_v dividing threads and threads / threads_v dividing block_n",
         });
     }
     let limit = caps
@@ -600,8 +595,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
 /// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
 /// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
-/// (row, key group) softmax states finished in parallel. One key per thread while scoring, and
-/// one register set of K/V tiles (two in turn measured slower on an H200).
+/// (row, key group) softmax states finished in parallel. One key per thread while scoring.
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
@@ -617,9 +611,6 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
     }
     let threads_per_key = 4;
     let block_n = threads / threads_per_key;
-    // One tile of K/V loads in flight per thread: on the H200 two register sets in turn
-    // (prefetch 2) were 15-20% slower at KV 32k and 128k (BENCHMARKS.md, decode sweep).
-    let prefetch = 1;
     let mut block_m = rows.next_power_of_two().min(16);
     loop {
         let threads_v = (d4 * block_m)
@@ -632,7 +623,6 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
             threads,
             threads_per_key,
             keys_per_thread: 1,
-            prefetch,
             threads_v,
         };
         let fits = block_m * d4.div_ceil(threads_v) <= 16

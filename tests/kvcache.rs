@@ -622,23 +622,22 @@ fn tile_variants_match_the_oracle() {
             .append_new_kv(true)
             .num_splits(4),
     ];
-    // (threads, threads_per_key, keys_per_thread, prefetch, threads_v)
+    // (threads, threads_per_key, keys_per_thread, threads_v)
     let variants = [
-        (128, 4, 1, 2, 16),
-        (128, 4, 2, 1, 8),
-        (128, 4, 2, 2, 32),
-        (64, 8, 4, 2, 16),
-        (256, 2, 1, 2, 32),
-        (128, 16, 4, 1, 16),
+        (128, 4, 1, 16),
+        (128, 4, 2, 8),
+        (128, 4, 2, 32),
+        (64, 8, 4, 16),
+        (256, 2, 1, 32),
+        (128, 16, 4, 16),
     ];
     for (n, p) in problems.iter().enumerate() {
         let base = kvcache::plan(p, ctx().caps()).unwrap().tiles;
-        for (threads, threads_per_key, keys_per_thread, prefetch, threads_v) in variants {
+        for (threads, threads_per_key, keys_per_thread, threads_v) in variants {
             let tiles = kvcache::DecodeTiles {
                 threads,
                 threads_per_key,
                 keys_per_thread,
-                prefetch,
                 threads_v,
                 block_n: threads * keys_per_thread / threads_per_key,
                 // 8 rows keep 16 threads per key within 32 KiB of workgroup memory.

@@ -108,14 +108,13 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
     let d4 = p.head_dim / 4;
     let header = format!(
         "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst WG: u32 = {}u;\n\
-         const TXK: u32 = {}u;\nconst KK: u32 = {}u;\nconst PF: u32 = {}u;\nconst TXV: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {}u;\n\
+         const TXK: u32 = {}u;\nconst KK: u32 = {}u;\nconst TXV: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {}u;\n\
          const CAUSAL: bool = {};\nconst SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}",
         t.block_m,
         t.block_n,
         t.threads,
         t.threads_per_key,
         t.keys_per_thread,
-        t.prefetch,
         t.threads_v,
         matches!(p.layout, CacheLayout::Paged { .. }),
         // The page size is a constant of the shader: dividing by it costs a shift or a multiply.
