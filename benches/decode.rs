@@ -28,7 +28,7 @@ use std::time::Instant;
 use clap::Parser;
 use serde::Serialize;
 use wgpu_flash_attn::context::from_dtype_bytes;
-use wgpu_flash_attn::kvcache::{self, DecodeTiles, KvCacheAttention};
+use wgpu_flash_attn::kvcache::{self, DecodeKernel, DecodeTiles, KvCacheAttention};
 use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::{DType, FlashContext, FlashError, KvCacheBuffers};
 
@@ -78,9 +78,11 @@ struct Args {
     /// keys_per_thread / threads_per_key).
     #[arg(long)]
     keys_per_thread: Option<u32>,
-    /// Tile configurations to sweep on the same data, each `plan` (the plan's choice) or
-    /// THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V (e.g. 128/4/1/16); overrides
-    /// the single-knob flags above.
+    /// Tile configurations to sweep on the same data, each `plan` (the plan's choice),
+    /// `portable` or `subgroup` (that kernel's default tiles), THREADS/THREADS_PER_KEY/
+    /// KEYS_PER_THREAD/THREADS_V for the portable kernel (e.g. 128/4/1/16), or
+    /// sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD for the subgroup kernel (e.g. sg:128/16/2);
+    /// overrides the single-knob flags above.
     #[arg(long, value_delimiter = ',')]
     tiles: Vec<String>,
     /// Timed runs (the median is reported).
@@ -226,17 +228,20 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         caps.name, caps.backend, caps.driver, caps.compute_units
     );
     println!(
-        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
+        "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK; sg: BMxBNxTH/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
     let tile_list: Vec<Forced> = if args.tiles.is_empty() {
-        vec![[
-            args.threads,
-            args.threads_per_key,
-            args.keys_per_thread,
-            args.threads_v,
-        ]]
+        vec![(
+            None,
+            [
+                args.threads,
+                args.threads_per_key,
+                args.keys_per_thread,
+                args.threads_v,
+            ],
+        )]
     } else {
         args.tiles
             .iter()
@@ -327,15 +332,25 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.gbps = Some(problem.kv_bytes_read() as f64 / ms / 1e6);
                         row.splits = Some(plan.splits);
                         let t = plan.tiles;
-                        row.tiles = Some(format!(
-                            "{}x{}x{}x{}/{}/{}",
-                            t.block_m,
-                            t.block_n,
-                            t.threads,
-                            t.threads_v,
-                            t.threads_per_key,
-                            t.keys_per_thread
-                        ));
+                        row.tiles = Some(match t.kernel {
+                            DecodeKernel::Portable => format!(
+                                "{}x{}x{}x{}/{}/{}",
+                                t.block_m,
+                                t.block_n,
+                                t.threads,
+                                t.threads_v,
+                                t.threads_per_key,
+                                t.keys_per_thread
+                            ),
+                            DecodeKernel::Subgroup => format!(
+                                "sg:{}x{}x{}/{}/{}",
+                                t.block_m,
+                                t.block_n,
+                                t.threads,
+                                t.threads_per_key,
+                                t.keys_per_thread
+                            ),
+                        });
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
                         let got = from_dtype_bytes(&got, dtype);
@@ -419,23 +434,36 @@ fn shuffled_pages(batch: u32, per_seq: u32, seed: u64) -> Vec<u32> {
 
 type Planned = kvcache::KvCachePlan;
 
-/// Forced tile knobs: threads, threads_per_key, keys_per_thread, threads_v.
-type Forced = [Option<u32>; 4];
+/// Forced tiles: the kernel (None: the plan's) and the knobs threads, threads_per_key,
+/// keys_per_thread, threads_v (None: that kernel's default).
+type Forced = (Option<DecodeKernel>, [Option<u32>; 4]);
 
-/// `plan`, or THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V.
+/// `plan`, `portable`, `subgroup` (that kernel's default tiles), THREADS/THREADS_PER_KEY/
+/// KEYS_PER_THREAD/THREADS_V (portable kernel) or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD
+/// (subgroup kernel).
 fn parse_tiles(spec: &str) -> Result<Forced, String> {
-    if spec == "plan" {
-        return Ok([None; 4]);
+    match spec {
+        "plan" => return Ok((None, [None; 4])),
+        "portable" => return Ok((Some(DecodeKernel::Portable), [None; 4])),
+        "subgroup" => return Ok((Some(DecodeKernel::Subgroup), [None; 4])),
+        _ => {}
     }
-    let parts: Vec<u32> = spec
+    let (kernel, knobs) = match spec.strip_prefix("sg:") {
+        Some(rest) => (DecodeKernel::Subgroup, rest),
+        None => (DecodeKernel::Portable, spec),
+    };
+    let parts: Vec<u32> = knobs
         .split('/')
         .map(|x| x.parse::<u32>())
         .collect::<Result<_, _>>()
         .map_err(|e| format!("--tiles {spec}: {e}"))?;
-    match parts[..] {
-        [a, b, c, d] => Ok([Some(a), Some(b), Some(c), Some(d)]),
+    match (kernel, &parts[..]) {
+        (DecodeKernel::Portable, &[a, b, c, d]) => {
+            Ok((Some(kernel), [Some(a), Some(b), Some(c), Some(d)]))
+        }
+        (DecodeKernel::Subgroup, &[a, b, c]) => Ok((Some(kernel), [Some(a), Some(b), Some(c), None])),
         _ => Err(format!(
-            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V"
+            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD"
         )),
     }
 }
@@ -449,9 +477,12 @@ fn bench(
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
     let tiles = match forced {
-        [None, None, None, None] => None,
-        [threads, threads_per_key, keys_per_thread, threads_v] => {
-            let base = kvcache::plan(problem, ctx.caps())?.tiles;
+        (None, [None, None, None, None]) => None,
+        (kernel, [threads, threads_per_key, keys_per_thread, threads_v]) => {
+            let base = match kernel {
+                Some(kernel) => kvcache::default_tiles(problem, kernel, ctx.caps())?,
+                None => kvcache::plan(problem, ctx.caps())?.tiles,
+            };
             let threads = threads.unwrap_or(base.threads);
             let threads_per_key = threads_per_key.unwrap_or(base.threads_per_key);
             let keys_per_thread = keys_per_thread.unwrap_or(base.keys_per_thread);

@@ -25,7 +25,7 @@
 //! ```
 
 use crate::error::{FlashError, Result};
-use crate::plan::{storage_for, DeviceCaps, Storage};
+use crate::plan::{storage_for, DeviceCaps, Storage, BROWSER_BACKEND};
 use crate::problem::{DType, MAX_HEAD_DIM};
 
 /// How the K and V caches are laid out (both the same way, in two buffers).
@@ -521,9 +521,23 @@ impl KvCacheAttention {
 /// Most KV splits a plan uses.
 pub const MAX_SPLITS: u32 = 256;
 
-/// Tile shape of the KV-cache attention kernel (`shaders/flash_decode.wgsl`).
+/// Which KV-cache attention kernel a plan runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecodeKernel {
+    /// `shaders/flash_decode.wgsl`: plain WGSL; each tile passes through workgroup memory between
+    /// its scores, softmax and P V phases (two barriers a tile). Runs everywhere.
+    Portable,
+    /// `shaders/flash_decode_subgroup.wgsl` (needs `SUBGROUP`): the `threads_per_key` lanes of a
+    /// key keep it from its scores (summed through subgroup shuffles) to its share of P V, each
+    /// lane with its own online softmax: no barrier in the key loop. `threads_v` is unused.
+    Subgroup,
+}
+
+/// Tile shape of the KV-cache attention kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DecodeTiles {
+    /// The kernel these tiles are for.
+    pub kernel: DecodeKernel,
     /// Packed query rows ((token, query head of a group) pairs) per workgroup.
     pub block_m: u32,
     /// Keys per tile.
@@ -539,9 +553,14 @@ pub struct DecodeTiles {
 }
 
 impl DecodeTiles {
-    /// Bytes of workgroup memory: Q rows (f32), the score parts (one word of padding a row), the
-    /// probability tile, the rescale factors and the merge state.
+    /// Bytes of workgroup memory. Portable: Q rows (f32), the score parts (one word of padding a
+    /// row), the probability tile, the rescale factors and the merge state. Subgroup: the rows of
+    /// O being merged and each key stream's max and sum.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
+        if self.kernel == DecodeKernel::Subgroup {
+            let streams = self.threads / self.threads_per_key;
+            return self.block_m * (4 * head_dim + 8 * streams);
+        }
         let key_groups = self.threads / self.threads_v;
         self.block_m
             * (4 * head_dim
@@ -552,17 +571,50 @@ impl DecodeTiles {
     }
 }
 
+/// Whether the key lanes of subgroup-kernel tiles sit inside one subgroup on this device.
+fn subgroup_keys_fit(t: &DecodeTiles, caps: &DeviceCaps) -> bool {
+    caps.subgroup_sizes.is_some_and(|(min, max)| {
+        t.threads_per_key.is_power_of_two() && t.threads_per_key <= min && t.threads % max == 0
+    })
+}
+
 fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     let pow2 = |x: u32| x.is_power_of_two();
-    let key_groups = t.threads / t.threads_v.max(1);
-    if !(t.block_m >= 1
+    if t.kernel == DecodeKernel::Subgroup {
+        if !(t.block_m >= 1
+            && t.keys_per_thread >= 1
+            && t.threads % t.threads_per_key == 0
+            && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key)
+        {
+            return Err(FlashError::BadOption {
+                what: "KV-cache tiles (subgroup kernel)",
+                got: format!("{t:?}"),
+                why: "threads a multiple of threads_per_key and threads * keys_per_thread = block_n * threads_per_key",
+            });
+        }
+        if caps.subgroup_sizes.is_none() || caps.backend == BROWSER_BACKEND {
+            return Err(FlashError::MissingFeature {
+                what: "the subgroup KV-cache kernel",
+                feature: "SUBGROUP outside the browser",
+            });
+        }
+        // The lanes of a key must be adjacent lanes of one subgroup whatever size the device
+        // picks, and the workgroup whole subgroups.
+        if !subgroup_keys_fit(t, caps) {
+            return Err(FlashError::BadOption {
+                what: "KV-cache tiles (subgroup kernel)",
+                got: format!("{t:?} on subgroups of {:?}", caps.subgroup_sizes),
+                why: "threads_per_key a power of two no larger than the smallest subgroup size, threads a multiple of the largest",
+            });
+        }
+    } else if !(t.block_m >= 1
         && pow2(t.threads_per_key)
         && pow2(t.threads_v)
         && t.keys_per_thread >= 1
         && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key
         && t.threads % t.threads_v == 0
-        && key_groups >= 1
-        && t.block_n % key_groups == 0)
+        && t.threads / t.threads_v >= 1
+        && t.block_n % (t.threads / t.threads_v) == 0)
     {
         return Err(FlashError::BadOption {
             what: "KV-cache tiles",
@@ -592,11 +644,55 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 }
 
 /// Tiles for `rows` packed query rows per sequence (query heads per KV head times the longest
-/// query count). 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows per
-/// workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
+/// query count): the subgroup kernel where the device has subgroups (outside the browser), the
+/// portable one elsewhere.
+fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
+    match subgroup_tiles(head_dim, rows, caps) {
+        Some(t) => Ok(t),
+        None => portable_tiles(head_dim, rows, caps),
+    }
+}
+
+/// Subgroup-kernel tiles: 64 threads (or one subgroup of the largest size), four keys per lane
+/// and tile, loaded one tile ahead; each lane holds at most 8 vec4s of Q and 8 of O (its chunks of
+/// the block's rows), with as few lanes per key (so as few shuffles) as give that, and up to 8 rows
+/// per workgroup. On the H200 (d = 128, 4 rows), 64 threads with 4 keys per lane beat 128 threads
+/// with 2 by 20% (bench-results/h200-2026-11-30-session4).
+fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
+    let (min_sg, max_sg) = caps.subgroup_sizes?;
+    if caps.backend == BROWSER_BACKEND {
+        return None;
+    }
+    let d4 = head_dim / 4;
+    let threads = 64.max(max_sg);
+    let keys_per_thread = 4;
+    let mut block_m = rows.next_power_of_two().min(8);
+    loop {
+        let mut threads_per_key = 1;
+        while block_m * d4.div_ceil(threads_per_key) > 8 && threads_per_key < min_sg.min(32) {
+            threads_per_key *= 2;
+        }
+        let t = DecodeTiles {
+            kernel: DecodeKernel::Subgroup,
+            block_m,
+            block_n: threads / threads_per_key * keys_per_thread,
+            threads,
+            threads_per_key,
+            keys_per_thread,
+            threads_v: 0,
+        };
+        if block_m * d4.div_ceil(threads_per_key) <= 8 || block_m == 1 {
+            return check_tiles(&t, head_dim, caps).is_ok().then_some(t);
+        }
+        block_m /= 2;
+    }
+}
+
+/// Portable-kernel tiles: 128 threads, 4 per key while scoring (32 keys per tile). Up to 16 rows
+/// per workgroup; threads_v (threads along head_dim in P V) makes each thread hold about 8
 /// accumulator vec4s, at most 16: fewer threads along head_dim mean more key groups, and so more
 /// (row, key group) softmax states finished in parallel. One key per thread while scoring.
-fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
+fn portable_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let d4 = head_dim / 4;
     let threads = 128.min(
         caps.max_invocations_per_workgroup
@@ -618,6 +714,7 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
             .next_power_of_two()
             .clamp(threads_per_key, 32);
         let t = DecodeTiles {
+            kernel: DecodeKernel::Portable,
             block_m,
             block_n,
             threads,
@@ -812,6 +909,35 @@ pub struct CacheWindow {
     pub pages: u32,
 }
 
+/// The tiles a plan would choose for this step if it ran `kernel` (an error where the device
+/// cannot run it): a starting point for forcing tiles with [`plan_with`].
+pub fn default_tiles(
+    problem: &KvCacheAttention,
+    kernel: DecodeKernel,
+    caps: &DeviceCaps,
+) -> Result<DecodeTiles> {
+    problem.validate()?;
+    let rows = packed_rows(problem);
+    match kernel {
+        DecodeKernel::Portable => portable_tiles(problem.head_dim, rows, caps),
+        DecodeKernel::Subgroup => {
+            subgroup_tiles(problem.head_dim, rows, caps).ok_or(FlashError::MissingFeature {
+                what: "the subgroup KV-cache kernel",
+                feature: "SUBGROUP outside the browser, with subgroups of at most 128 lanes",
+            })
+        }
+    }
+}
+
+/// Packed query rows of the longest sequence: query heads per KV head times its query tokens.
+fn packed_rows(problem: &KvCacheAttention) -> u32 {
+    let max_q = (0..problem.batch())
+        .map(|b| problem.seq_q(b))
+        .max()
+        .unwrap_or(1);
+    problem.heads_q / problem.heads_kv * max_q
+}
+
 /// Plans a KV-cache step for a device.
 pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan> {
     plan_with(problem, caps, None)
@@ -826,16 +952,12 @@ pub fn plan_with(
     problem.validate()?;
     let storage = storage_for(problem.dtype, caps, false);
     let group = problem.heads_q / problem.heads_kv;
-    let max_q = (0..problem.batch())
-        .map(|b| problem.seq_q(b))
-        .max()
-        .unwrap_or(1);
     let tiles = match tiles {
         Some(t) => {
             check_tiles(&t, problem.head_dim, caps)?;
             t
         }
-        None => choose_tiles(problem.head_dim, group * max_q, caps)?,
+        None => choose_tiles(problem.head_dim, packed_rows(problem), caps)?,
     };
     let block_m = tiles.block_m;
     let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);

@@ -366,7 +366,7 @@ fn choose_kernel_and_tiles(
 
 /// `DeviceCaps::backend` of WebGPU in a browser, where the subgroup tier is not offered: the
 /// browser compiles the WGSL itself and wants `enable subgroups;`, which naga 30 rejects.
-const BROWSER_BACKEND: &str = "BrowserWebGpu";
+pub(crate) const BROWSER_BACKEND: &str = "BrowserWebGpu";
 
 /// Bytes of the Q tile in workgroup memory (less the one element that stays declared).
 fn q_tile_bytes(t: &Tiles, head_dim: u32) -> u32 {

@@ -635,6 +635,7 @@ fn tile_variants_match_the_oracle() {
         let base = kvcache::plan(p, ctx().caps()).unwrap().tiles;
         for (threads, threads_per_key, keys_per_thread, threads_v) in variants {
             let tiles = kvcache::DecodeTiles {
+                kernel: kvcache::DecodeKernel::Portable,
                 threads,
                 threads_per_key,
                 keys_per_thread,
@@ -647,6 +648,87 @@ fn tile_variants_match_the_oracle() {
             check_on(ctx(), p, 700 + n as u64, Some(tiles));
         }
     }
+    // The subgroup kernel's knobs (threads, lanes per key, keys per lane), where the device can
+    // run it: lanes per key up to its smallest subgroup, workgroups of whole subgroups.
+    let Some((min_sg, max_sg)) = ctx().caps().subgroup_sizes else {
+        eprintln!("SKIPPED: subgroup KV-cache tiles (this adapter has no SUBGROUP)");
+        return;
+    };
+    let mut tested = 0;
+    for (n, p) in problems.iter().enumerate() {
+        let base = kvcache::default_tiles(p, kvcache::DecodeKernel::Subgroup, ctx().caps())
+            .expect("a device with subgroups runs the subgroup kernel");
+        for (threads, threads_per_key, keys_per_thread) in [
+            (64, 8, 4),
+            (128, 4, 1),
+            (64, 2, 2),
+            (128, 8, 8),
+            (256, 1, 1),
+        ] {
+            if threads_per_key > min_sg || threads % max_sg != 0 {
+                continue;
+            }
+            let tiles = kvcache::DecodeTiles {
+                threads,
+                threads_per_key,
+                keys_per_thread,
+                block_n: threads * keys_per_thread / threads_per_key,
+                // Rows no more than lanes per key; at most 2, so Q and O stay few registers.
+                block_m: base.block_m.min(threads_per_key).min(2),
+                ..base
+            };
+            eprintln!("{tiles:?}");
+            check_on(ctx(), p, 800 + n as u64, Some(tiles));
+            tested += 1;
+        }
+    }
+    assert!(tested >= 6, "only {tested} subgroup tile variants ran");
+}
+
+#[test]
+fn each_kernel_where_the_device_has_what_it_needs() {
+    let step = KvCacheAttention::decode(32, 8, 128, 1, &[4096; 8], 4096).dtype(DType::F16);
+    let mut caps = wgpu_flash_attn::DeviceCaps::webgpu_defaults();
+    caps.compute_units = 132;
+    // No subgroups: the portable kernel, and the subgroup kernel is an error when forced.
+    let plan = kvcache::plan(&step, &caps).unwrap();
+    assert_eq!(plan.tiles.kernel, kvcache::DecodeKernel::Portable);
+    let forced = kvcache::DecodeTiles {
+        kernel: kvcache::DecodeKernel::Subgroup,
+        block_m: 4,
+        block_n: 16,
+        threads: 64,
+        threads_per_key: 16,
+        keys_per_thread: 4,
+        threads_v: 0,
+    };
+    assert!(matches!(
+        kvcache::plan_with(&step, &caps, Some(forced)),
+        Err(wgpu_flash_attn::FlashError::MissingFeature { .. })
+    ));
+    assert!(kvcache::default_tiles(&step, kvcache::DecodeKernel::Subgroup, &caps).is_err());
+    // Subgroups of 32 (NVIDIA): the subgroup kernel, 16 lanes per key for 4 rows of d = 128.
+    caps.subgroup_sizes = Some((32, 32));
+    let plan = kvcache::plan(&step, &caps).unwrap();
+    assert_eq!(plan.tiles.kernel, kvcache::DecodeKernel::Subgroup);
+    assert_eq!(
+        (plan.tiles.block_m, plan.tiles.threads_per_key),
+        (4, 16),
+        "{plan:?}"
+    );
+    assert!(kvcache::plan_with(&step, &caps, Some(forced)).is_ok());
+    // Lanes of a key beyond the smallest subgroup (8, as lavapipe) are refused.
+    caps.subgroup_sizes = Some((8, 8));
+    assert!(matches!(
+        kvcache::plan_with(&step, &caps, Some(forced)),
+        Err(wgpu_flash_attn::FlashError::BadOption { .. })
+    ));
+    let plan = kvcache::plan(&step, &caps).unwrap();
+    assert!(plan.tiles.threads_per_key <= 8, "{plan:?}");
+    // In the browser (naga cannot write `enable subgroups;` there): portable.
+    caps.backend = "BrowserWebGpu".into();
+    let plan = kvcache::plan(&step, &caps).unwrap();
+    assert_eq!(plan.tiles.kernel, kvcache::DecodeKernel::Portable);
 }
 
 #[test]

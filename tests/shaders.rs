@@ -262,13 +262,26 @@ fn every_kv_cache_variant_validates_and_translates() {
     use wgpu_flash_attn::kernels::decode;
     use wgpu_flash_attn::kvcache::{self, KvCacheAttention, RotaryAngles, RotaryEmbedding};
     validate(decode::ATTENTION_SOURCE, "flash_decode.wgsl");
+    validate(
+        decode::ATTENTION_SUBGROUP_SOURCE,
+        "flash_decode_subgroup.wgsl",
+    );
     validate(decode::COMBINE_SOURCE, "decode_combine.wgsl");
     validate(decode::APPEND_SOURCE, "kv_append.wgsl");
     let mut n = 0;
-    for (storage_bytes, f16) in [(16384, false), (49152, true)] {
+    // Without subgroups (the portable kernel), and with subgroups of 32 and of 8 (the subgroup
+    // kernel).
+    for (storage_bytes, f16, subgroups) in [
+        (16384, false, None),
+        (49152, true, None),
+        (49152, true, Some((32, 32))),
+        (32768, false, Some((8, 8))),
+    ] {
         let mut caps = DeviceCaps::webgpu_defaults();
         caps.max_workgroup_storage_bytes = storage_bytes;
         caps.shader_f16 = f16;
+        caps.subgroup_sizes = subgroups;
+        caps.backend = "Vulkan".into();
         for d in [4, 12, 36, 64, 128, 256] {
             for dtype in [DType::F32, DType::F16, DType::BF16] {
                 for (seq_q, group, paged, splits) in [
@@ -308,5 +321,5 @@ fn every_kv_cache_variant_validates_and_translates() {
             }
         }
     }
-    assert!(n >= 100, "only {n} variants");
+    assert!(n >= 280, "only {n} variants");
 }

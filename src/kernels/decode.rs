@@ -9,13 +9,17 @@ use wgpu::util::DeviceExt;
 use crate::context::{check_usage, FlashContext, TensorBuffer};
 use crate::error::{FlashError, Result};
 use crate::kvcache::{
-    self, CacheLayout, CacheWindow, KvCacheAttention, KvCachePlan, RotaryAngles, RotaryStyle,
+    self, CacheLayout, CacheWindow, DecodeKernel, KvCacheAttention, KvCachePlan, RotaryAngles,
+    RotaryStyle,
 };
 use crate::plan::{storage_for, Storage};
 use crate::problem::DType;
 
 /// The attention shader file, with default constants.
 pub const ATTENTION_SOURCE: &str = include_str!("../../shaders/flash_decode.wgsl");
+/// WGSL of the KV-cache attention kernel, subgroup tier (`shaders/flash_decode_subgroup.wgsl`).
+pub const ATTENTION_SUBGROUP_SOURCE: &str =
+    include_str!("../../shaders/flash_decode_subgroup.wgsl");
 /// The combine shader file.
 pub const COMBINE_SOURCE: &str = include_str!("../../shaders/decode_combine.wgsl");
 /// The append + rotary shader file.
@@ -106,6 +110,45 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
     let p = &plan.problem;
     let t = plan.tiles;
     let d4 = p.head_dim / 4;
+    let page = match p.layout {
+        CacheLayout::Paged { page_size, .. } => page_size,
+        CacheLayout::Contiguous { .. } => 1,
+    };
+    if t.kernel == DecodeKernel::Subgroup {
+        let mut offsets = String::new();
+        let mut o = t.threads_per_key / 2;
+        while o > 0 {
+            offsets += &format!(" r += subgroupShuffleXor(r, {o}u);");
+            o /= 2;
+        }
+        let header = format!(
+            "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst WG: u32 = {}u;\nconst TXK: u32 = {}u;\n\
+             const KK: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {page}u;\nconst CAUSAL: bool = {};\n\
+             const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}\
+             fn lanes_sum(x: f32) -> f32 {{ var r = x;{offsets} return r; }}\n",
+            t.block_m,
+            t.threads,
+            t.threads_per_key,
+            t.keys_per_thread,
+            matches!(p.layout, CacheLayout::Paged { .. }),
+            p.causal,
+            plan.splits > 1,
+            p.with_lse,
+            super::storage_wgsl(plan.storage),
+        );
+        let rkd = d4.div_ceil(t.threads_per_key);
+        return super::unroll(
+            &super::with_header(ATTENTION_SUBGROUP_SOURCE, &header),
+            &[
+                ("BM * RKD", t.block_m * rkd),
+                ("KK * BM", t.keys_per_thread * t.block_m),
+                ("KK * RKD", t.keys_per_thread * rkd),
+                ("BM", t.block_m),
+                ("RKD", rkd),
+                ("KK", t.keys_per_thread),
+            ],
+        );
+    }
     let header = format!(
         "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst WG: u32 = {}u;\n\
          const TXK: u32 = {}u;\nconst KK: u32 = {}u;\nconst TXV: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {}u;\n\
@@ -118,10 +161,7 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
         t.threads_v,
         matches!(p.layout, CacheLayout::Paged { .. }),
         // The page size is a constant of the shader: dividing by it costs a shift or a multiply.
-        match p.layout {
-            CacheLayout::Paged { page_size, .. } => page_size,
-            CacheLayout::Contiguous { .. } => 1,
-        },
+        page,
         p.causal,
         plan.splits > 1,
         p.with_lse,

@@ -1,0 +1,370 @@
+// Attention over a KV cache (decode, chunked prefill, or both in one dispatch), subgroup tier:
+// f32 accumulation, split-KV (flash-decoding), and no workgroup barrier in the key loop.
+//
+// Same grid, bindings, work items and outputs as flash_decode.wgsl (the portable tier), which
+// passes every tile through workgroup memory between three phases. Here each key is owned by TXK
+// adjacent lanes of one subgroup from its scores to its share of P V:
+//   lane (stream, kx) keeps Q's head_dim chunks kx, kx + TXK, ... of the BM packed rows in
+//   registers (pre-scaled by softmax_scale * log2(e)), loads the same chunks of its keys' K and V
+//   (stream s takes keys s, s + S, ... of each tile of BN = S * KK keys), dots Q with K, and the
+//   TXK partial dot products meet through subgroup shuffles, so every lane of the key holds its
+//   scores. Each lane then runs the online softmax of its stream (running max and sum per row,
+//   the same in all TXK lanes) and accumulates P V into its chunks of O.
+// The running max only moves when a tile passes it by more than SLACK (log2 units), so almost
+// every tile skips rescaling. K and V of the next tile load into registers while a tile is
+// computed, and (PAGED) the block table is read one tile before that. The S streams merge once,
+// at the end, through workgroup memory.
+//
+// With one split the result is O (and LSE); with more, each split writes a normalised partial O
+// and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE. K/V rows are found
+// as in flash_decode.wgsl (block table when PAGED; caches bound from entry `page_base` on).
+//
+// The TXK lanes of a key must be adjacent lanes of one subgroup: TXK is a power of two no larger
+// than the device's smallest subgroup size, and the host writes `lanes_sum` with shuffle offsets
+// below TXK. The block between the HEADER markers is replaced by constants generated from the plan
+// (src/kernels/decode.rs); the defaults below keep this file valid WGSL on its own.
+
+// HEADER BEGIN
+const D4: u32 = 32u;      // head_dim / 4
+const BM: u32 = 4u;       // packed query rows per workgroup
+const WG: u32 = 128u;     // invocations
+const TXK: u32 = 16u;     // lanes per key (head_dim chunks kx, kx + TXK, ... each)
+const KK: u32 = 2u;       // keys per stream and tile
+const PAGED: bool = false;
+const PAGE: u32 = 16u;    // PAGED: keys per page (a constant, so / and % are cheap)
+const CAUSAL: bool = false;
+const SPLIT: bool = false;     // write partial states for the combine kernel
+const WRITE_LSE: bool = true;
+alias Packed4 = vec4<f32>;
+fn unpack4(x: Packed4) -> vec4<f32> { return x; }
+fn pack4(x: vec4<f32>) -> Packed4 { return x; }
+// Sum over the TXK lanes of a key (shuffle offsets below TXK).
+fn lanes_sum(x: f32) -> f32 {
+    var r = x;
+    r += subgroupShuffleXor(r, 8u);
+    r += subgroupShuffleXor(r, 4u);
+    r += subgroupShuffleXor(r, 2u);
+    r += subgroupShuffleXor(r, 1u);
+    return r;
+}
+// HEADER END
+
+const S: u32 = WG / TXK;                  // key streams per workgroup
+const BN: u32 = S * KK;                   // keys per tile
+const RKD: u32 = (D4 + TXK - 1u) / TXK;   // head_dim chunks per lane
+// Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
+const MASKED: f32 = -3.0e38;
+const LN2: f32 = 0.6931471805599453;
+// Probabilities may reach 2^SLACK before the running max moves: exact in f32, and sums of up to
+// 2^32 keys stay far from overflow.
+const SLACK: f32 = 8.0;
+const NEG_INF_BITS: u32 = 0xff800000u;
+
+struct Params {
+    heads_q: u32,
+    group: u32,          // heads_q / heads_kv
+    splits: u32,
+    total_q: u32,        // query tokens in all
+    scale_log2: f32,     // softmax_scale * log2(e)
+    page_size: u32,      // PAGED: keys per page (PAGE; kept for the layout)
+    pages_per_seq: u32,  // PAGED: columns of the block table
+    append: u32,         // 1: each query token's K/V was appended after the cached ones
+    cu_offset: u32,      // meta: cu_seqlens_q (batch + 1 entries)
+    lens_offset: u32,    // meta: cached tokens per sequence
+    work_offset: u32,    // meta: (sequence, block) per work item
+    table_offset: u32,   // meta: block table, (batch, pages_per_seq)
+    lse_offset: u32,     // in f32 elements
+    part_lse_offset: u32,  // SPLIT: where the partial LSEs start in part_buf, in f32 elements
+    page_base: u32,      // first page (cache entry) of the window the caches are bound from
+    heads_kv: u32,
+    // offset, batch-or-page stride, seq stride, head stride, in vec4 units
+    q: vec4<u32>,
+    k: vec4<u32>,
+    v: vec4<u32>,
+    o: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> q_buf: array<Packed4>;
+@group(0) @binding(2) var<storage, read> k_buf: array<Packed4>;
+@group(0) @binding(3) var<storage, read> v_buf: array<Packed4>;
+@group(0) @binding(4) var<storage, read_write> o_buf: array<Packed4>;
+// LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
+@group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
+@group(0) @binding(6) var<storage, read> seq_meta: array<u32>;
+// SPLIT: partial O (f32, [split][row][head_dim]) then partial LSE ([split][row]), as raw bits.
+@group(0) @binding(7) var<storage, read_write> part_buf: array<u32>;
+
+// The streams' sums of P V, added up one stream after the other at the end.
+var<workgroup> o_tile: array<vec4<f32>, BM * D4>;
+// Each stream's running max and sum per row, for the merge.
+var<workgroup> ml: array<f32, 2u * S * BM>;
+
+// (cache entry, row in it) of key `key` of sequence `seq`, relative to the bound window; (0, 0)
+// for a key at or past kv_end (its loads are masked, and the block table is not read past the end).
+fn key_slot(seq: u32, key: u32, kv_end: u32) -> vec2<u32> {
+    if (key >= kv_end) {
+        return vec2<u32>(0u);
+    }
+    if (PAGED) {
+        let page = seq_meta[params.table_offset + seq * params.pages_per_seq + key / PAGE];
+        return vec2<u32>(page - params.page_base, key % PAGE);
+    }
+    return vec2<u32>(seq - params.page_base, key);
+}
+
+// Slots of this stream's keys of the tile at n0: keys n0 + stream + u * S.
+fn key_slots(seq: u32, n0: u32, kv_end: u32, stream: u32) -> array<vec2<u32>, KK> {
+    var slots: array<vec2<u32>, KK>;
+    for (var u = 0u; u < KK; u++) {
+        slots[u] = key_slot(seq, n0 + stream + u * S, kv_end);
+    }
+    return slots;
+}
+
+// This lane's head_dim chunks of its keys of the tile at n0 from one cache (`t`: offset,
+// entry stride, row stride, head stride; `head`: the KV head's first element), zero past kv_end,
+// as stored: half the registers of f32 for f16.
+fn load_keys(from_v: bool, t: vec4<u32>, head: u32, slots: array<vec2<u32>, KK>, n0: u32,
+             kv_end: u32, stream: u32, kx: u32) -> array<Packed4, KK * RKD> {
+    var regs: array<Packed4, KK * RKD>;
+    for (var u = 0u; u < KK; u++) {
+        let valid = n0 + stream + u * S < kv_end;
+        let base = head + slots[u].x * t.y + slots[u].y * t.z;
+        for (var c = 0u; c < RKD; c++) {
+            let d4 = kx + c * TXK;
+            var x = Packed4();
+            if (valid && d4 < D4) {
+                if (from_v) {
+                    x = v_buf[base + d4];
+                } else {
+                    x = k_buf[base + d4];
+                }
+            }
+            regs[u * RKD + c] = x;
+        }
+    }
+    return regs;
+}
+
+@compute @workgroup_size(WG)
+fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    // KV heads vary fastest, then splits (as in flash_decode.wgsl).
+    let head_kv = wid.x % params.heads_kv;
+    let split = wid.x / params.heads_kv;
+    let work = wid.y;
+    let seq = seq_meta[params.work_offset + 2u * work];
+    let block = seq_meta[params.work_offset + 2u * work + 1u];
+    let q_tok0 = seq_meta[params.cu_offset + seq];
+    let seq_q = seq_meta[params.cu_offset + seq + 1u] - q_tok0;
+    var seq_kv = seq_meta[params.lens_offset + seq];
+    if (params.append != 0u) {
+        seq_kv += seq_q;
+    }
+    // Query token i's diagonal key is i + diag_offset (causal, aligned bottom-right).
+    let diag_offset = i32(seq_kv) - i32(seq_q);
+    let g = params.group;
+    let row0 = block * BM;
+
+    // The keys this block sees; this split takes every splits-th tile of them.
+    var kv_end = seq_kv;
+    if (CAUSAL) {
+        let last_tok = min((row0 + BM - 1u) / g, seq_q - 1u);
+        kv_end = u32(clamp(i32(last_tok) + diag_offset + 1, 0, i32(seq_kv)));
+    }
+    let stride = params.splits * BN;
+
+    let kx = lid % TXK;
+    let stream = lid / TXK;
+
+    // Q chunks of this lane, pre-scaled; and each row's last visible key (causal).
+    var q: array<vec4<f32>, BM * RKD>;
+    var last_key: array<i32, BM>;
+    for (var r = 0u; r < BM; r++) {
+        let pr = row0 + r;
+        let tok = pr / g;
+        let hq = head_kv * g + pr % g;
+        last_key[r] = i32(tok) + diag_offset;
+        for (var c = 0u; c < RKD; c++) {
+            let d4 = kx + c * TXK;
+            var x = vec4<f32>(0.0);
+            if (tok < seq_q && d4 < D4) {
+                x = unpack4(q_buf[params.q.x + (q_tok0 + tok) * params.q.z + hq * params.q.w + d4]);
+            }
+            q[r * RKD + c] = x * params.scale_log2;
+        }
+    }
+
+    // Running max (log2 units) and sum of each row over this stream's keys.
+    var m: array<f32, BM>;
+    var l: array<f32, BM>;
+    var acc: array<vec4<f32>, BM * RKD>;
+    for (var r = 0u; r < BM; r++) {
+        m[r] = MASKED;
+        l[r] = 0.0;
+    }
+    for (var i = 0u; i < BM * RKD; i++) {
+        acc[i] = vec4<f32>(0.0);
+    }
+    let k_head = params.k.x + head_kv * params.k.w;
+    let v_head = params.v.x + head_kv * params.v.w;
+
+    // K and V of the next tile load while a tile is computed; their slots (block table reads,
+    // when paged) are found one tile earlier still, so that the loads never wait for them.
+    var n0 = split * BN;
+    var slots = key_slots(seq, n0, kv_end, stream);
+    var kreg = load_keys(false, params.k, k_head, slots, n0, kv_end, stream, kx);
+    var vreg = load_keys(true, params.v, v_head, slots, n0, kv_end, stream, kx);
+    slots = key_slots(seq, n0 + stride, kv_end, stream);
+    for (; n0 < kv_end; n0 += stride) {
+        let n1 = n0 + stride;
+        var k_next: array<Packed4, KK * RKD>;
+        var v_next: array<Packed4, KK * RKD>;
+        if (n1 < kv_end) {
+            k_next = load_keys(false, params.k, k_head, slots, n1, kv_end, stream, kx);
+            v_next = load_keys(true, params.v, v_head, slots, n1, kv_end, stream, kx);
+            slots = key_slots(seq, n1 + stride, kv_end, stream);
+        }
+        // Scores (log2 units) of this stream's keys, complete in every lane of the key.
+        var s: array<f32, KK * BM>;
+        for (var u = 0u; u < KK; u++) {
+            var kf: array<vec4<f32>, RKD>;
+            for (var c = 0u; c < RKD; c++) {
+                kf[c] = unpack4(kreg[u * RKD + c]);
+            }
+            let key = n0 + stream + u * S;
+            for (var r = 0u; r < BM; r++) {
+                var x = 0.0;
+                for (var c = 0u; c < RKD; c++) {
+                    x += dot(q[r * RKD + c], kf[c]);
+                }
+                x = lanes_sum(x);
+                var visible = key < kv_end;
+                if (CAUSAL) {
+                    visible = visible && i32(key) <= last_key[r];
+                }
+                s[u * BM + r] = select(MASKED, x, visible);
+            }
+        }
+        // Lazy max: keep the old one (rescale factor exactly 1) unless this tile passes it by SLACK.
+        for (var r = 0u; r < BM; r++) {
+            var m_tile = MASKED;
+            for (var u = 0u; u < KK; u++) {
+                m_tile = max(m_tile, s[u * BM + r]);
+            }
+            if (m_tile > m[r] + SLACK) {
+                let alpha = select(exp2(m[r] - m_tile), 0.0, m[r] <= MASKED);
+                l[r] *= alpha;
+                for (var c = 0u; c < RKD; c++) {
+                    acc[r * RKD + c] *= alpha;
+                }
+                m[r] = m_tile;
+            }
+        }
+        // O += P V over this lane's chunks.
+        for (var u = 0u; u < KK; u++) {
+            var vf: array<vec4<f32>, RKD>;
+            for (var c = 0u; c < RKD; c++) {
+                vf[c] = unpack4(vreg[u * RKD + c]);
+            }
+            for (var r = 0u; r < BM; r++) {
+                let x = s[u * BM + r];
+                let p = select(0.0, exp2(x - m[r]), x > MASKED);
+                l[r] += p;
+                for (var c = 0u; c < RKD; c++) {
+                    acc[r * RKD + c] += p * vf[c];
+                }
+            }
+        }
+        kreg = k_next;
+        vreg = v_next;
+    }
+
+    // Merge the streams: each row's max and sum over streams, then the accumulators, added up in
+    // o_tile one stream after the other; the last stream writes the result.
+    if (kx == 0u) {
+        for (var r = 0u; r < BM; r++) {
+            ml[(stream * BM + r) * 2u] = m[r];
+            ml[(stream * BM + r) * 2u + 1u] = l[r];
+        }
+    }
+    workgroupBarrier();
+    var m_all: array<f32, BM>;
+    var l_all: array<f32, BM>;
+    for (var r = 0u; r < BM; r++) {
+        var m_row = MASKED;
+        for (var y = 0u; y < S; y++) {
+            m_row = max(m_row, ml[(y * BM + r) * 2u]);
+        }
+        var l_row = 0.0;
+        for (var y = 0u; y < S; y++) {
+            let my = ml[(y * BM + r) * 2u];
+            l_row += select(ml[(y * BM + r) * 2u + 1u] * exp2(my - m_row), 0.0, my <= MASKED);
+        }
+        m_all[r] = m_row;
+        l_all[r] = l_row;
+        let f = select(exp2(m[r] - m_row), 0.0, m[r] <= MASKED);
+        for (var c = 0u; c < RKD; c++) {
+            acc[r * RKD + c] *= f;
+        }
+    }
+    for (var y = 0u; y + 1u < S; y++) {
+        if (stream == y) {
+            for (var r = 0u; r < BM; r++) {
+                for (var c = 0u; c < RKD; c++) {
+                    let d4 = kx + c * TXK;
+                    if (d4 < D4) {
+                        var x = acc[r * RKD + c];
+                        if (y > 0u) {
+                            x += o_tile[r * D4 + d4];
+                        }
+                        o_tile[r * D4 + d4] = x;
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    if (stream + 1u == S) {
+        let rows_total = params.total_q * params.heads_q;
+        for (var r = 0u; r < BM; r++) {
+            let pr = row0 + r;
+            let tok = pr / g;
+            if (tok < seq_q) {
+                let hq = head_kv * g + pr % g;
+                let t = q_tok0 + tok;
+                let l_row = l_all[r];
+                // A row that sees no key (in this split) has l == 0: O = 0, LSE = -infinity.
+                let inv = select(0.0, 1.0 / l_row, l_row > 0.0);
+                let lse_bits = select(NEG_INF_BITS, bitcast<u32>((m_all[r] + log2(l_row)) * LN2), l_row > 0.0);
+                let row = t * params.heads_q + hq;
+                for (var c = 0u; c < RKD; c++) {
+                    let d4 = kx + c * TXK;
+                    if (d4 < D4) {
+                        var x = acc[r * RKD + c];
+                        if (S > 1u) {
+                            x += o_tile[r * D4 + d4];
+                        }
+                        x *= inv;
+                        if (SPLIT) {
+                            let at = ((split * rows_total + row) * D4 + d4) * 4u;
+                            part_buf[at] = bitcast<u32>(x.x);
+                            part_buf[at + 1u] = bitcast<u32>(x.y);
+                            part_buf[at + 2u] = bitcast<u32>(x.z);
+                            part_buf[at + 3u] = bitcast<u32>(x.w);
+                        } else {
+                            o_buf[params.o.x + t * params.o.z + hq * params.o.w + d4] = pack4(x);
+                        }
+                    }
+                }
+                if (kx == 0u) {
+                    if (SPLIT) {
+                        part_buf[params.part_lse_offset + split * rows_total + row] = lse_bits;
+                    } else if (WRITE_LSE) {
+                        lse_buf[params.lse_offset + row] = lse_bits;
+                    }
+                }
+            }
+        }
+    }
+}
