@@ -6,10 +6,13 @@
 // adjacent lanes of one subgroup from its scores to its share of P V:
 //   lane (stream, kx) keeps Q's head_dim chunks kx, kx + TXK, ... of the BM packed rows in
 //   registers (pre-scaled by softmax_scale * log2(e)), loads the same chunks of its keys' K and V
-//   (stream s takes keys s, s + S, ... of each tile of BN = S * KK keys), dots Q with K, and the
-//   TXK partial dot products meet through subgroup shuffles, so every lane of the key holds its
-//   scores. Each lane then runs the online softmax of its stream (running max and sum per row,
-//   the same in all TXK lanes) and accumulates P V into its chunks of O.
+//   (stream s takes keys s KK .. s KK + KK - 1 of each tile of BN = S * KK keys) and dots Q with K. The
+//   BM x TXK partial dot products of a key meet in a reduce-scatter through subgroup shuffles
+//   (each step halves the rows a lane carries), which leaves lane kx the whole score of row
+//   kx / LPR (LPR = TXK / BM lanes per row). That lane runs the row's online softmax for its
+//   stream (running max and sum) and takes the exponentials; the probabilities (and, when the max
+//   moves, the rescale factors) go to the key's other lanes by shuffles, and every lane
+//   accumulates P V into its chunks of O for all BM rows.
 // The running max only moves when a tile passes it by more than SLACK (log2 units), so almost
 // every tile skips rescaling. K and V of the next tile load into registers while a tile is
 // computed, and (PAGED) the block table is read one tile before that. The S streams merge once,
@@ -20,8 +23,8 @@
 // as in flash_decode.wgsl (block table when PAGED; caches bound from entry `page_base` on).
 //
 // The TXK lanes of a key must be adjacent lanes of one subgroup: TXK is a power of two no larger
-// than the device's smallest subgroup size, and the host writes `lanes_sum` with shuffle offsets
-// below TXK. The block between the HEADER markers is replaced by constants generated from the plan
+// than the device's smallest subgroup size (BM no larger than TXK), and the host writes
+// `row_sums` with shuffle offsets below TXK. The block between the HEADER markers is replaced by constants generated from the plan
 // (src/kernels/decode.rs); the defaults below keep this file valid WGSL on its own.
 
 // HEADER BEGIN
@@ -38,11 +41,16 @@ const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
 fn pack4(x: vec4<f32>) -> Packed4 { return x; }
-// Sum over the TXK lanes of a key (shuffle offsets below TXK).
-fn lanes_sum(x: f32) -> f32 {
-    var r = x;
-    r += subgroupShuffleXor(r, 8u);
-    r += subgroupShuffleXor(r, 4u);
+// The BM rows' partial dot products of lane kx -> row kx / LPR's score, summed over the TXK lanes
+// of the key: a step with offset o pairs the lanes that differ in bit o; the one with that bit
+// set keeps the upper half of the rows it carries and sends the lower half, its partner the
+// reverse. Once one row is left, plain butterfly steps finish the sum.
+fn row_sums(x: array<f32, BM>, kx: u32) -> f32 {
+    let h0 = (kx & 8u) != 0u;
+    let a0 = select(x[0], x[2], h0) + subgroupShuffleXor(select(x[2], x[0], h0), 8u);
+    let a1 = select(x[1], x[3], h0) + subgroupShuffleXor(select(x[3], x[1], h0), 8u);
+    let h1 = (kx & 4u) != 0u;
+    var r = select(a0, a1, h1) + subgroupShuffleXor(select(a1, a0, h1), 4u);
     r += subgroupShuffleXor(r, 2u);
     r += subgroupShuffleXor(r, 1u);
     return r;
@@ -52,6 +60,7 @@ fn lanes_sum(x: f32) -> f32 {
 const S: u32 = WG / TXK;                  // key streams per workgroup
 const BN: u32 = S * KK;                   // keys per tile
 const RKD: u32 = (D4 + TXK - 1u) / TXK;   // head_dim chunks per lane
+const LPR: u32 = TXK / BM;                // lanes of a key that finish the same row
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
 const LN2: f32 = 0.6931471805599453;
@@ -113,11 +122,22 @@ fn key_slot(seq: u32, key: u32, kv_end: u32) -> vec2<u32> {
     return vec2<u32>(seq - params.page_base, key);
 }
 
-// Slots of this stream's keys of the tile at n0: keys n0 + stream + u * S.
+// Slots of this stream's keys of the tile at n0: keys n0 + stream * KK + u. Tiles start at
+// multiples of KK, so when KK divides the page size a stream's keys share one page, and one
+// block-table read serves them all.
 fn key_slots(seq: u32, n0: u32, kv_end: u32, stream: u32) -> array<vec2<u32>, KK> {
     var slots: array<vec2<u32>, KK>;
-    for (var u = 0u; u < KK; u++) {
-        slots[u] = key_slot(seq, n0 + stream + u * S, kv_end);
+    let k0 = n0 + stream * KK;
+    if (!PAGED || PAGE % KK == 0u) {
+        // Rows past kv_end are never loaded.
+        let first = key_slot(seq, k0, kv_end);
+        for (var u = 0u; u < KK; u++) {
+            slots[u] = first + vec2<u32>(0u, u);
+        }
+    } else {
+        for (var u = 0u; u < KK; u++) {
+            slots[u] = key_slot(seq, k0 + u, kv_end);
+        }
     }
     return slots;
 }
@@ -129,7 +149,7 @@ fn load_keys(from_v: bool, t: vec4<u32>, head: u32, slots: array<vec2<u32>, KK>,
              kv_end: u32, stream: u32, kx: u32) -> array<Packed4, KK * RKD> {
     var regs: array<Packed4, KK * RKD>;
     for (var u = 0u; u < KK; u++) {
-        let valid = n0 + stream + u * S < kv_end;
+        let valid = n0 + stream * KK + u < kv_end;
         let base = head + slots[u].x * t.y + slots[u].y * t.z;
         for (var c = 0u; c < RKD; c++) {
             let d4 = kx + c * TXK;
@@ -148,7 +168,8 @@ fn load_keys(from_v: bool, t: vec4<u32>, head: u32, slots: array<vec2<u32>, KK>,
 }
 
 @compute @workgroup_size(WG)
-fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
+          @builtin(subgroup_invocation_id) sg_lane: u32) {
     // KV heads vary fastest, then splits (as in flash_decode.wgsl).
     let head_kv = wid.x % params.heads_kv;
     let split = wid.x / params.heads_kv;
@@ -176,15 +197,19 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
 
     let kx = lid % TXK;
     let stream = lid / TXK;
+    // The row whose softmax this lane runs, the lane of the key that runs row 0's (the key's
+    // lanes are adjacent in the subgroup: lid and sg_lane agree modulo TXK), and the row's last
+    // visible key (causal).
+    let my_row = kx / LPR;
+    let lane0 = sg_lane - kx;
+    let my_last = i32((row0 + my_row) / g) + diag_offset;
 
-    // Q chunks of this lane, pre-scaled; and each row's last visible key (causal).
+    // Q chunks of this lane, pre-scaled.
     var q: array<vec4<f32>, BM * RKD>;
-    var last_key: array<i32, BM>;
     for (var r = 0u; r < BM; r++) {
         let pr = row0 + r;
         let tok = pr / g;
         let hq = head_kv * g + pr % g;
-        last_key[r] = i32(tok) + diag_offset;
         for (var c = 0u; c < RKD; c++) {
             let d4 = kx + c * TXK;
             var x = vec4<f32>(0.0);
@@ -195,14 +220,10 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         }
     }
 
-    // Running max (log2 units) and sum of each row over this stream's keys.
-    var m: array<f32, BM>;
-    var l: array<f32, BM>;
+    // Running max (log2 units) and sum of row my_row over this stream's keys.
+    var m = MASKED;
+    var l = 0.0;
     var acc: array<vec4<f32>, BM * RKD>;
-    for (var r = 0u; r < BM; r++) {
-        m[r] = MASKED;
-        l[r] = 0.0;
-    }
     for (var i = 0u; i < BM * RKD; i++) {
         acc[i] = vec4<f32>(0.0);
     }
@@ -225,54 +246,62 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
             v_next = load_keys(true, params.v, v_head, slots, n1, kv_end, stream, kx);
             slots = key_slots(seq, n1 + stride, kv_end, stream);
         }
-        // Scores (log2 units) of this stream's keys, complete in every lane of the key.
-        var s: array<f32, KK * BM>;
+        // Row my_row's scores (log2 units) of this stream's keys.
+        var sc: array<f32, KK>;
         for (var u = 0u; u < KK; u++) {
             var kf: array<vec4<f32>, RKD>;
             for (var c = 0u; c < RKD; c++) {
                 kf[c] = unpack4(kreg[u * RKD + c]);
             }
-            let key = n0 + stream + u * S;
+            var x: array<f32, BM>;
             for (var r = 0u; r < BM; r++) {
-                var x = 0.0;
+                var d = 0.0;
                 for (var c = 0u; c < RKD; c++) {
-                    x += dot(q[r * RKD + c], kf[c]);
+                    d += dot(q[r * RKD + c], kf[c]);
                 }
-                x = lanes_sum(x);
-                var visible = key < kv_end;
-                if (CAUSAL) {
-                    visible = visible && i32(key) <= last_key[r];
-                }
-                s[u * BM + r] = select(MASKED, x, visible);
+                x[r] = d;
             }
+            let key = n0 + stream * KK + u;
+            var visible = key < kv_end;
+            if (CAUSAL) {
+                visible = visible && i32(key) <= my_last;
+            }
+            sc[u] = select(MASKED, row_sums(x, kx), visible);
         }
         // Lazy max: keep the old one (rescale factor exactly 1) unless this tile passes it by SLACK.
+        var m_tile = MASKED;
+        for (var u = 0u; u < KK; u++) {
+            m_tile = max(m_tile, sc[u]);
+        }
+        var alpha = 1.0;
+        if (m_tile > m + SLACK) {
+            alpha = select(exp2(m - m_tile), 0.0, m <= MASKED);
+            l *= alpha;
+            m = m_tile;
+        }
         for (var r = 0u; r < BM; r++) {
-            var m_tile = MASKED;
-            for (var u = 0u; u < KK; u++) {
-                m_tile = max(m_tile, s[u * BM + r]);
-            }
-            if (m_tile > m[r] + SLACK) {
-                let alpha = select(exp2(m[r] - m_tile), 0.0, m[r] <= MASKED);
-                l[r] *= alpha;
+            let a = subgroupShuffle(alpha, lane0 + r * LPR);
+            if (a != 1.0) {
                 for (var c = 0u; c < RKD; c++) {
-                    acc[r * RKD + c] *= alpha;
+                    acc[r * RKD + c] *= a;
                 }
-                m[r] = m_tile;
             }
         }
-        // O += P V over this lane's chunks.
+        var p: array<f32, KK>;
+        for (var u = 0u; u < KK; u++) {
+            p[u] = select(0.0, exp2(sc[u] - m), sc[u] > MASKED);
+            l += p[u];
+        }
+        // O += P V over this lane's chunks, for every row.
         for (var u = 0u; u < KK; u++) {
             var vf: array<vec4<f32>, RKD>;
             for (var c = 0u; c < RKD; c++) {
                 vf[c] = unpack4(vreg[u * RKD + c]);
             }
             for (var r = 0u; r < BM; r++) {
-                let x = s[u * BM + r];
-                let p = select(0.0, exp2(x - m[r]), x > MASKED);
-                l[r] += p;
+                let pr = subgroupShuffle(p[u], lane0 + r * LPR);
                 for (var c = 0u; c < RKD; c++) {
-                    acc[r * RKD + c] += p * vf[c];
+                    acc[r * RKD + c] += pr * vf[c];
                 }
             }
         }
@@ -282,11 +311,9 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
 
     // Merge the streams: each row's max and sum over streams, then the accumulators, added up in
     // o_tile one stream after the other; the last stream writes the result.
-    if (kx == 0u) {
-        for (var r = 0u; r < BM; r++) {
-            ml[(stream * BM + r) * 2u] = m[r];
-            ml[(stream * BM + r) * 2u + 1u] = l[r];
-        }
+    if (kx % LPR == 0u) {
+        ml[(stream * BM + my_row) * 2u] = m;
+        ml[(stream * BM + my_row) * 2u + 1u] = l;
     }
     workgroupBarrier();
     var m_all: array<f32, BM>;
@@ -303,7 +330,8 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         }
         m_all[r] = m_row;
         l_all[r] = l_row;
-        let f = select(exp2(m[r] - m_row), 0.0, m[r] <= MASKED);
+        let mine = ml[(stream * BM + r) * 2u];
+        let f = select(exp2(mine - m_row), 0.0, mine <= MASKED);
         for (var c = 0u; c < RKD; c++) {
             acc[r * RKD + c] *= f;
         }

@@ -581,7 +581,8 @@ fn subgroup_keys_fit(t: &DecodeTiles, caps: &DeviceCaps) -> bool {
 fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     let pow2 = |x: u32| x.is_power_of_two();
     if t.kernel == DecodeKernel::Subgroup {
-        if !(t.block_m >= 1
+        if !(t.block_m.is_power_of_two()
+            && t.block_m <= t.threads_per_key
             && t.keys_per_thread >= 1
             && t.threads % t.threads_per_key == 0
             && t.threads * t.keys_per_thread == t.block_n * t.threads_per_key)
@@ -589,7 +590,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
             return Err(FlashError::BadOption {
                 what: "KV-cache tiles (subgroup kernel)",
                 got: format!("{t:?}"),
-                why: "threads a multiple of threads_per_key and threads * keys_per_thread = block_n * threads_per_key",
+                why: "block_m a power of two no larger than threads_per_key (each lane finishes one row), threads a multiple of threads_per_key and threads * keys_per_thread = block_n * threads_per_key",
             });
         }
         if caps.subgroup_sizes.is_none() || caps.backend == BROWSER_BACKEND {
@@ -666,12 +667,15 @@ fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeT
     let d4 = head_dim / 4;
     let threads = 64.max(max_sg);
     let keys_per_thread = 4;
+    let lanes = min_sg.min(32);
     let mut block_m = rows.next_power_of_two().min(8);
     loop {
-        let mut threads_per_key = 1;
-        while block_m * d4.div_ceil(threads_per_key) > 8 && threads_per_key < min_sg.min(32) {
+        // At least one lane per row: each lane finishes one row's softmax.
+        let mut threads_per_key = block_m.min(lanes);
+        while block_m * d4.div_ceil(threads_per_key) > 8 && threads_per_key < lanes {
             threads_per_key *= 2;
         }
+        let fits = block_m <= threads_per_key && block_m * d4.div_ceil(threads_per_key) <= 8;
         let t = DecodeTiles {
             kernel: DecodeKernel::Subgroup,
             block_m,
@@ -681,7 +685,7 @@ fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeT
             keys_per_thread,
             threads_v: 0,
         };
-        if block_m * d4.div_ceil(threads_per_key) <= 8 || block_m == 1 {
+        if fits || block_m == 1 {
             return check_tiles(&t, head_dim, caps).is_ok().then_some(t);
         }
         block_m /= 2;

@@ -115,17 +115,10 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
         CacheLayout::Contiguous { .. } => 1,
     };
     if t.kernel == DecodeKernel::Subgroup {
-        let mut offsets = String::new();
-        let mut o = t.threads_per_key / 2;
-        while o > 0 {
-            offsets += &format!(" r += subgroupShuffleXor(r, {o}u);");
-            o /= 2;
-        }
         let header = format!(
             "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst WG: u32 = {}u;\nconst TXK: u32 = {}u;\n\
              const KK: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {page}u;\nconst CAUSAL: bool = {};\n\
-             const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}\
-             fn lanes_sum(x: f32) -> f32 {{ var r = x;{offsets} return r; }}\n",
+             const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}{}",
             t.block_m,
             t.threads,
             t.threads_per_key,
@@ -135,13 +128,13 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             plan.splits > 1,
             p.with_lse,
             super::storage_wgsl(plan.storage),
+            row_sums_wgsl(t.block_m, t.threads_per_key),
         );
         let rkd = d4.div_ceil(t.threads_per_key);
         return super::unroll(
             &super::with_header(ATTENTION_SUBGROUP_SOURCE, &header),
             &[
                 ("BM * RKD", t.block_m * rkd),
-                ("KK * BM", t.keys_per_thread * t.block_m),
                 ("KK * RKD", t.keys_per_thread * rkd),
                 ("BM", t.block_m),
                 ("RKD", rkd),
@@ -182,6 +175,41 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             ("TXK", t.threads_per_key),
             ("KK", t.keys_per_thread),
         ],
+    )
+}
+
+/// WGSL of `row_sums` in `flash_decode_subgroup.wgsl` for `rows` rows (a power of two) over
+/// `lanes` lanes per key: a reduce-scatter (each step, with offset o from lanes / 2 down, halves
+/// the rows a lane carries: the lane with bit o set keeps the upper half), then butterfly steps
+/// on the one row left, so lane kx ends with row kx / (lanes / rows).
+fn row_sums_wgsl(rows: u32, lanes: u32) -> String {
+    let mut carried: Vec<String> = (0..rows).map(|r| format!("x[{r}]")).collect();
+    let mut body = String::new();
+    let mut offset = lanes / 2;
+    let mut step = 0;
+    while carried.len() > 1 {
+        let half = carried.len() / 2;
+        body += &format!(" let h{step} = (kx & {offset}u) != 0u;");
+        let mut kept = Vec::new();
+        for i in 0..half {
+            let (lo, hi) = (&carried[i], &carried[i + half]);
+            body += &format!(
+                " let a{step}_{i} = select({lo}, {hi}, h{step}) + subgroupShuffleXor(select({hi}, {lo}, h{step}), {offset}u);"
+            );
+            kept.push(format!("a{step}_{i}"));
+        }
+        carried = kept;
+        offset /= 2;
+        step += 1;
+    }
+    body += &format!(" var r = {};", carried[0]);
+    while offset > 0 {
+        body += &format!(" r += subgroupShuffleXor(r, {offset}u);");
+        offset /= 2;
+    }
+    format!(
+        "fn row_sums(x: array<f32, BM>, kx: u32) -> f32 {{{body} return r; }}
+"
     )
 }
 
