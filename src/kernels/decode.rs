@@ -1,4 +1,5 @@
-//! KV-cache attention (`shaders/flash_decode.wgsl`), the split-KV combine / state merge
+//! KV-cache attention (`shaders/flash_decode.wgsl`, portable; `shaders/flash_decode_subgroup.wgsl`,
+//! subgroup tier), the split-KV combine / state merge
 //! (`shaders/decode_combine.wgsl`) and the append + rotary pre-pass (`shaders/kv_append.wgsl`):
 //! shader sources for a plan, params, pipelines and encoding.
 
@@ -15,7 +16,7 @@ use crate::kvcache::{
 use crate::plan::{storage_for, Storage};
 use crate::problem::DType;
 
-/// The attention shader file, with default constants.
+/// The attention shader file (portable tier), with default constants.
 pub const ATTENTION_SOURCE: &str = include_str!("../../shaders/flash_decode.wgsl");
 /// WGSL of the KV-cache attention kernel, subgroup tier (`shaders/flash_decode_subgroup.wgsl`).
 pub const ATTENTION_SUBGROUP_SOURCE: &str =
@@ -29,7 +30,7 @@ pub const APPEND_SOURCE: &str = include_str!("../../shaders/kv_append.wgsl");
 const COMBINE_THREADS: u32 = 128;
 const APPEND_THREADS: u32 = 64;
 
-/// Mirrors `Params` in flash_decode.wgsl.
+/// Mirrors `Params` in flash_decode.wgsl and flash_decode_subgroup.wgsl.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
 struct AttentionParams {
