@@ -3,8 +3,11 @@
 //! pipeline of this process is built.
 
 mod common;
+#[path = "common/kv.rs"]
+mod kv;
 
 use common::{check, ctx};
+use wgpu_flash_attn::kvcache::{self, DecodeKernel};
 use wgpu_flash_attn::{Attention, DType, KvCacheAttention, PlanOptions};
 
 #[test]
@@ -24,7 +27,27 @@ fn kernels_built_with_wgpu_bounds_checks_give_the_same_results() {
     {
         check(&p, PlanOptions::default(), 7000 + n as u64, 2.0);
     }
-    // The KV-cache kernels are built by the same pipeline builder: planning builds them.
-    let step = KvCacheAttention::decode(4, 2, 64, 1, &[50, 7], 64);
-    assert!(ctx().plan_kv_cache(&step).is_ok());
+    // The KV-cache kernels, built by the same pipeline builder: a split GQA decode over
+    // shuffled 16-token pages and an appended causal chunked prefill, with the plan's kernel and
+    // with each other kernel this device runs, against the f64 oracle.
+    let (num_pages, table) = kv::shuffled_table(2, 5, 3, 41);
+    let steps = [
+        KvCacheAttention::decode(8, 2, 64, 1, &[70, 9], 80)
+            .dtype(DType::F16)
+            .paged(16, num_pages, &table)
+            .num_splits(3)
+            .with_lse(true),
+        KvCacheAttention::new(4, 2, 32, &[0, 1, 20], &[30, 5])
+            .contiguous(48)
+            .causal(true)
+            .append_new_kv(true),
+    ];
+    for (n, step) in steps.iter().enumerate() {
+        kv::check(step, 7100 + n as u64);
+        for kernel in [DecodeKernel::Portable, DecodeKernel::Subgroup] {
+            if let Ok(tiles) = kvcache::default_tiles(step, kernel, ctx().caps()) {
+                kv::check_on(ctx(), step, 7200 + n as u64, Some(tiles));
+            }
+        }
+    }
 }
