@@ -65,13 +65,16 @@ struct Args {
     /// Force the number of KV splits (a list sweeps them; 0 or default: the plan's choice).
     #[arg(long, value_delimiter = ',')]
     splits: Vec<u32>,
-    /// Force the P V threads along head_dim (threads_v: 4, 8, 16 or 32), to sweep the tiles.
+    /// Force the P V threads along head_dim (threads_v: 4, 8, 16 or 32), to sweep the tiles. The
+    /// single-knob flags change the plan's tiles, whichever kernel it chose; the subgroup kernel
+    /// ignores this one.
     #[arg(long)]
     threads_v: Option<u32>,
     /// Force the workgroup size (64, 128 or 256 invocations).
     #[arg(long)]
     threads: Option<u32>,
-    /// Force the threads that share one key's scores (2, 4, 8 or 16).
+    /// Force the threads that share one key's scores (portable: 2, 4, 8 or 16; subgroup: lanes per
+    /// key, a power of two up to the smallest subgroup size).
     #[arg(long)]
     threads_per_key: Option<u32>,
     /// Force the keys each thread scores per tile (1, 2 or 4; keys per tile = threads *

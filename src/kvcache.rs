@@ -645,19 +645,23 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 }
 
 /// Tiles for `rows` packed query rows per sequence (query heads per KV head times the longest
-/// query count): the subgroup kernel where the device has subgroups (outside the browser), the
-/// portable one elsewhere.
+/// query count): the subgroup kernel where the device has subgroups (outside the browser) and its
+/// tiles keep at least min(rows, 4) rows together, so that K and V are read once for up to 4 query
+/// heads; the portable kernel elsewhere. Lanes per key are capped by the smallest subgroup size
+/// the device reports, which for wgpu's Metal backend and Vulkan drivers without subgroup size
+/// control is a placeholder of 4: at large head_dim that leaves too few rows per workgroup.
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     match subgroup_tiles(head_dim, rows, caps) {
-        Some(t) => Ok(t),
-        None => portable_tiles(head_dim, rows, caps),
+        Some(t) if t.block_m >= rows.next_power_of_two().min(4) => Ok(t),
+        _ => portable_tiles(head_dim, rows, caps),
     }
 }
 
 /// Subgroup-kernel tiles: 64 threads (or one subgroup of the largest size), four keys per lane
-/// and tile, loaded one tile ahead; each lane holds at most 8 vec4s of Q and 8 of O (its chunks of
-/// the block's rows), with as few lanes per key (so as few shuffles) as give that, and up to 8 rows
-/// per workgroup. On the H200 (d = 128, 4 rows), 64 threads with 4 keys per lane beat 128 threads
+/// and tile, loaded one tile ahead; up to 8 rows per workgroup, each lane holding at most 8 vec4s
+/// of Q and 8 of O (its chunks of the block's rows), with as few lanes per key (so as few
+/// shuffles) as give that; where the smallest subgroup is too small for that, one row per
+/// workgroup with as many lanes per key as it allows. On the H200 (d = 128, 4 rows), 64 threads with 4 keys per lane beat 128 threads
 /// with 2 by 20% (bench-results/h200-2026-11-30-session4).
 fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
     let (min_sg, max_sg) = caps.subgroup_sizes?;
@@ -927,7 +931,7 @@ pub fn default_tiles(
         DecodeKernel::Subgroup => {
             subgroup_tiles(problem.head_dim, rows, caps).ok_or(FlashError::MissingFeature {
                 what: "the subgroup KV-cache kernel",
-                feature: "SUBGROUP outside the browser, with subgroups of at most 128 lanes",
+                feature: "SUBGROUP outside the browser, with subgroup sizes that are powers of two and tiles within the device's limits",
             })
         }
     }

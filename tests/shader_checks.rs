@@ -43,9 +43,17 @@ fn kernels_built_with_wgpu_bounds_checks_give_the_same_results() {
             .append_new_kv(true),
     ];
     for (n, step) in steps.iter().enumerate() {
+        let planned = kvcache::plan(step, ctx().caps()).unwrap().tiles.kernel;
         kv::check(step, 7100 + n as u64);
-        for kernel in [DecodeKernel::Portable, DecodeKernel::Subgroup] {
-            if let Ok(tiles) = kvcache::default_tiles(step, kernel, ctx().caps()) {
+        let subgroup = kvcache::default_tiles(step, DecodeKernel::Subgroup, ctx().caps());
+        assert_eq!(
+            subgroup.is_ok(),
+            ctx().caps().subgroup_sizes.is_some(),
+            "{subgroup:?}"
+        );
+        let portable = kvcache::default_tiles(step, DecodeKernel::Portable, ctx().caps());
+        for tiles in [portable.unwrap()].into_iter().chain(subgroup.ok()) {
+            if tiles.kernel != planned {
                 kv::check_on(ctx(), step, 7200 + n as u64, Some(tiles));
             }
         }

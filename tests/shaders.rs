@@ -269,6 +269,7 @@ fn every_kv_cache_variant_validates_and_translates() {
     validate(decode::COMBINE_SOURCE, "decode_combine.wgsl");
     validate(decode::APPEND_SOURCE, "kv_append.wgsl");
     let mut n = 0;
+    let mut n_subgroup = 0;
     // Without subgroups (the portable kernel), and with subgroups of 32 and of 8 (the subgroup
     // kernel).
     for (storage_bytes, f16, subgroups) in [
@@ -313,7 +314,13 @@ fn every_kv_cache_variant_validates_and_translates() {
                         "kv cache d={d} {dtype:?} {:?} q={seq_q} paged={paged} splits={splits}",
                         plan.tiles
                     );
-                    validate(&decode::attention_source(&plan), &what);
+                    let source = decode::attention_source(&plan);
+                    validate(&source, &what);
+                    if plan.tiles.kernel == kvcache::DecodeKernel::Subgroup {
+                        // What Vulkan runs, too.
+                        validate_spirv(&source, &what);
+                        n_subgroup += 1;
+                    }
                     validate(&decode::append_source(&plan), &what);
                     validate(&decode::combine_source(d, plan.storage, p.with_lse), &what);
                     n += 1;
@@ -321,5 +328,8 @@ fn every_kv_cache_variant_validates_and_translates() {
             }
         }
     }
-    assert!(n >= 280, "only {n} variants");
+    assert!(
+        n >= 280 && n_subgroup >= 60,
+        "only {n} variants, {n_subgroup} of the subgroup kernel"
+    );
 }
