@@ -145,6 +145,50 @@ pub(crate) fn with_header(source: &str, header: &str) -> String {
 /// local memory by a driver that does not unroll the loop itself; with the counter a constant in
 /// each copy, every index into such an array is constant. Nested loops are unrolled too.
 pub(crate) fn unroll(source: &str, bounds: &[(&str, u32)]) -> String {
+    let mut out = String::with_capacity(2 * source.len());
+    unroll_into(source, bounds, &mut out);
+    out
+}
+
+/// Appends `source` with its loops unrolled to `out`: one pass, each loop's body unrolled once
+/// before it is copied (so the work is linear in the output, not in loops times source).
+fn unroll_into(source: &str, bounds: &[(&str, u32)], out: &mut String) {
+    let mut rest = source;
+    while let Some(at) = rest.find("for (var ") {
+        let header_end = at + rest[at..].find(')').expect("a for loop has a header");
+        let header = &rest[at + "for (var ".len()..header_end];
+        let var = header.split(' ').next().unwrap_or_default();
+        let count = bounds.iter().find_map(|&(bound, count)| {
+            (header == format!("{var} = 0u; {var} < {bound}; {var}++")).then_some(count)
+        });
+        let Some(count) = count else {
+            // Not one to unroll: keep its header, and look for loops inside it.
+            out.push_str(&rest[..header_end]);
+            rest = &rest[header_end..];
+            continue;
+        };
+        out.push_str(&rest[..at]);
+        let open = at + rest[at..].find('{').expect("a for loop has a body");
+        let close = matching_brace(rest, open);
+        let body = &rest[open + 1..close];
+        // Copies in plain blocks cannot `continue` or `break` the loop they came from.
+        debug_assert!(
+            !body.contains("continue") && !body.contains("break"),
+            "unrolled loop body uses continue/break"
+        );
+        let mut inner = String::with_capacity(body.len());
+        unroll_into(body, bounds, &mut inner);
+        for k in 0..count {
+            out.push_str(&format!("{{ let {var} = {k}u;{inner}}}"));
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+}
+
+/// The loop unrolling before it was made one pass, kept to check that both give the same text.
+#[cfg(test)]
+fn unroll_by_rescanning(source: &str, bounds: &[(&str, u32)]) -> String {
     let mut out = source.to_string();
     loop {
         let Some((start, var, count)) = bounds.iter().find_map(|&(name, count)| {
@@ -155,11 +199,6 @@ pub(crate) fn unroll(source: &str, bounds: &[(&str, u32)]) -> String {
         let open = start + out[start..].find('{').expect("a for loop has a body");
         let close = matching_brace(&out, open);
         let body = &out[open + 1..close];
-        // Copies in plain blocks cannot `continue` or `break` the loop they came from.
-        debug_assert!(
-            !body.contains("continue") && !body.contains("break"),
-            "unrolled loop body uses continue/break"
-        );
         let copies: String = (0..count)
             .map(|k| format!("{{ let {var} = {k}u;{body}}}"))
             .collect();
@@ -168,6 +207,7 @@ pub(crate) fn unroll(source: &str, bounds: &[(&str, u32)]) -> String {
 }
 
 /// Finds `for (var X = 0u; X < bound; X++)`, returning its start and `X`.
+#[cfg(test)]
 fn find_loop(source: &str, bound: &str) -> Option<(usize, String)> {
     let mut from = 0;
     while let Some(at) = source[from..].find("for (var ") {
@@ -228,6 +268,65 @@ pub(crate) fn storage_wgsl(storage: Storage) -> &'static str {
              fn pack4(x: vec4<f32>) -> Packed4 {\n\
                  return vec2<u32>(bf16_round(x.x) | (bf16_round(x.y) << 16u), bf16_round(x.z) | (bf16_round(x.w) << 16u));\n\
              }\n"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_unrolling_gives_the_text_of_rescanning() {
+        let cases: [(&str, &[(&str, u32)]); 5] = [
+            (
+                forward::SOURCE,
+                &[
+                    ("RM", 4),
+                    ("RN", 2),
+                    ("RD4", 3),
+                    ("RM * RN", 8),
+                    ("RM * RD4", 12),
+                    ("TX", 8),
+                    ("4u", 4),
+                    ("LOADS", 5),
+                ],
+            ),
+            (
+                coop::SOURCE,
+                &[
+                    ("D16", 8),
+                    ("R16 * D16", 16),
+                    ("R16", 2),
+                    ("N16", 2),
+                    ("CPL", 16),
+                    ("LOADS", 4),
+                ],
+            ),
+            (
+                decode::ATTENTION_SOURCE,
+                &[
+                    ("QL", 1),
+                    ("BM", 4),
+                    ("BM * RVD", 8),
+                    ("RKD", 8),
+                    ("RVD", 2),
+                    ("KPT", 4),
+                    ("SR", 1),
+                    ("TXK", 4),
+                    ("KK", 2),
+                ],
+            ),
+            (
+                decode::ATTENTION_SUBGROUP_SOURCE,
+                &[("BM * RKD", 8), ("BM", 4), ("RKD", 2), ("KK", 4)],
+            ),
+            (materialized::SOURCE, &[("16u", 16), ("4u", 4), ("KC4", 4)]),
+        ];
+        for (source, bounds) in cases {
+            let fast = unroll(source, bounds);
+            assert_eq!(fast, unroll_by_rescanning(source, bounds));
+            assert!(fast.len() > source.len(), "nothing was unrolled");
         }
     }
 }
