@@ -23,8 +23,9 @@ pub struct FlashContext {
     forward_layout: wgpu::BindGroupLayout,
     forward_pipeline_layout: wgpu::PipelineLayout,
     /// Bound where a plan uses no LSE (0: a writable slot) or no ALiBi slopes or sinks (1: read-only
-    /// slots); one buffer cannot be both in one dispatch.
-    placeholders: [wgpu::Buffer; 2],
+    /// slots); one buffer cannot be both in one dispatch, nor fill two writable slots of one (2: a
+    /// second writable one, for the KV-cache kernels).
+    pub(crate) placeholders: [wgpu::Buffer; 3],
     pipelines: Arc<Mutex<HashMap<(String, &'static str), wgpu::ComputePipeline>>>,
 }
 
@@ -137,7 +138,12 @@ impl FlashContext {
                 bind_group_layouts: &[Some(&forward_layout)],
                 immediate_size: 0,
             });
-        let placeholders = ["unused writable binding", "unused read-only binding"].map(|label| {
+        let placeholders = [
+            "unused writable binding",
+            "unused read-only binding",
+            "second unused writable binding",
+        ]
+        .map(|label| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: 16,
@@ -180,23 +186,27 @@ impl FlashContext {
     pub fn plan_with(&self, problem: &Attention, options: PlanOptions) -> Result<FlashPlan> {
         let plan = plan::plan_with(problem, &self.caps, options)?;
         let source = forward::shader_source(&plan);
-        let pipeline = self.pipeline(source, forward::ENTRY, &self.forward_pipeline_layout)?;
+        let pipeline = self.pipeline(source, forward::ENTRY, || {
+            self.forward_pipeline_layout.clone()
+        })?;
         Ok(FlashPlan {
             plan,
             pipeline,
             device: self.device.clone(),
             layout: self.forward_layout.clone(),
-            placeholders: self.placeholders.clone(),
+            placeholders: [self.placeholders[0].clone(), self.placeholders[1].clone()],
         })
     }
 
-    /// A compute pipeline for `source`, from the cache or freshly compiled. Compilation errors that
-    /// wgpu reports synchronously (all native backends) come back as [`FlashError::Wgpu`].
+    /// A compute pipeline for `source`, from the cache or freshly compiled with the pipeline layout
+    /// `layout` makes (only then called: plans made every step find their pipelines cached).
+    /// Compilation errors that wgpu reports synchronously (all native backends) come back as
+    /// [`FlashError::Wgpu`].
     pub(crate) fn pipeline(
         &self,
         source: String,
         entry: &'static str,
-        layout: &wgpu::PipelineLayout,
+        layout: impl FnOnce() -> wgpu::PipelineLayout,
     ) -> Result<wgpu::ComputePipeline> {
         let key = (source, entry);
         if let Some(p) = self.pipelines.lock().map_err(|_| poisoned())?.get(&key) {
@@ -219,11 +229,12 @@ impl FlashContext {
             ..wgpu::ShaderRuntimeChecks::checked()
         };
         let module = unsafe { self.device.create_shader_module_trusted(desc, checks) };
+        let layout = layout();
         let pipeline = self
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
-                layout: Some(layout),
+                layout: Some(&layout),
                 module: &module,
                 entry_point: Some(entry),
                 // Every kernel writes its workgroup memory before reading it, so the zero-fill that

@@ -661,8 +661,8 @@ fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTil
 /// and tile, loaded one tile ahead; up to 8 rows per workgroup, each lane holding at most 8 vec4s
 /// of Q and 8 of O (its chunks of the block's rows), with as few lanes per key (so as few
 /// shuffles) as give that; where the smallest subgroup is too small for that, one row per
-/// workgroup with as many lanes per key as it allows. On the H200 (d = 128, 4 rows), 64 threads with 4 keys per lane beat 128 threads
-/// with 2 by 20% (bench-results/h200-2026-11-30-session4).
+/// workgroup with as many lanes per key as it allows. On the H200 (d = 128, 4 rows), 64 threads
+/// with 4 keys per lane beat 128 threads with 2 by 20% (bench-results/h200-2026-11-30-session4).
 fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
     let (min_sg, max_sg) = caps.subgroup_sizes?;
     if caps.backend == BROWSER_BACKEND {

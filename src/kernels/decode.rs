@@ -531,26 +531,22 @@ impl FlashContext {
     ) -> Result<KvCachePlanned> {
         let plan = kvcache::plan_with(problem, self.caps(), tiles)?;
         let device = self.device();
-        let attention = self.pipeline(
-            attention_source(&plan),
-            "decode",
-            &layout(device, "kv-cache attention", ATTENTION_SLOTS),
-        )?;
+        let attention = self.pipeline(attention_source(&plan), "decode", || {
+            layout(device, "kv-cache attention", ATTENTION_SLOTS)
+        })?;
         let combine = if plan.splits > 1 {
             Some(self.pipeline(
                 combine_source(problem.head_dim, plan.storage, problem.with_lse),
                 "combine",
-                &layout(device, "attention state merge", COMBINE_SLOTS),
+                || layout(device, "attention state merge", COMBINE_SLOTS),
             )?)
         } else {
             None
         };
         let append = if problem.append_new_kv {
-            Some(self.pipeline(
-                append_source(&plan),
-                "append",
-                &layout(device, "kv-cache append", APPEND_SLOTS),
-            )?)
+            Some(self.pipeline(append_source(&plan), "append", || {
+                layout(device, "kv-cache append", APPEND_SLOTS)
+            })?)
         } else {
             None
         };
@@ -572,12 +568,9 @@ impl FlashContext {
             contents: bytemuck::cast_slice(&words),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let placeholders = [
-            "unused read-only binding",
-            "unused writable binding",
-            "unused writable binding",
-        ]
-        .map(|label| scratch(label, 16).expect("16 bytes"));
+        // The context's: read-only, writable, second writable.
+        let p = &self.placeholders;
+        let placeholders = [p[1].clone(), p[0].clone(), p[2].clone()];
         Ok(KvCachePlanned {
             plan,
             device: device.clone(),
@@ -599,14 +592,9 @@ impl FlashContext {
         let pipeline = self.pipeline(
             combine_source(merge.head_dim, storage, merge.with_lse),
             "combine",
-            &layout(self.device(), "attention state merge", COMBINE_SLOTS),
+            || layout(self.device(), "attention state merge", COMBINE_SLOTS),
         )?;
-        let lse_placeholder = self.device().create_buffer(&wgpu::BufferDescriptor {
-            label: Some("unused writable binding"),
-            size: 16,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
+        let lse_placeholder = self.placeholders[0].clone();
         Ok(MergePlan {
             merge: *merge,
             storage,

@@ -227,9 +227,9 @@ impl Materialized {
             immediate_size: 0,
         });
         let source = shader_source(problem, storage);
-        let scores = ctx.pipeline(source.clone(), ENTRY_SCORES, &pipeline_layout)?;
-        let softmax = ctx.pipeline(source.clone(), ENTRY_SOFTMAX, &pipeline_layout)?;
-        let pv = ctx.pipeline(source, ENTRY_PV, &pipeline_layout)?;
+        let scores = ctx.pipeline(source.clone(), ENTRY_SCORES, || pipeline_layout.clone())?;
+        let softmax = ctx.pipeline(source.clone(), ENTRY_SOFTMAX, || pipeline_layout.clone())?;
+        let pv = ctx.pipeline(source, ENTRY_PV, || pipeline_layout.clone())?;
 
         let score_bytes = pairs_per_chunk as u64 * pair_score_bytes(problem);
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
