@@ -15,7 +15,8 @@
 //! Shapes follow the FlashAttention papers: a fixed number of total tokens (batch = tokens / N) and
 //! a fixed hidden size (heads = hidden / head_dim). Time is measured on the GPU with timestamp
 //! queries at the beginning and end of the pass where the device has `TIMESTAMP_QUERY`, otherwise as
-//! the wall time of submit + wait; warm-up runs first, then the median of `--runs`. Inputs are
+//! the wall time of submit + wait; warm-up runs first (`--warmup` runs and at least `--warmup-ms`
+//! of them, so that the clocks have ramped up), then the median of `--runs`. Inputs are
 //! seeded random values (never zeros), rotated over three input sets when one set is small enough
 //! (< 60 MB) that a cache could hold it. Every configuration is checked against the f64 oracle on a
 //! sample of query rows; an error above tolerance makes the run exit nonzero.
@@ -99,9 +100,14 @@ struct Args {
     /// Timed runs per kernel and configuration (the median is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// Untimed warm-up runs before them.
+    /// Untimed warm-up runs before them (at least).
     #[arg(long, default_value_t = 1)]
     warmup: usize,
+    /// Untimed warm-up time per kernel and configuration, milliseconds (at least). The GPU idles
+    /// while the host computes the oracle between configurations; without this, a short run
+    /// measures the clocks the GPU is still ramping up from.
+    #[arg(long, default_value_t = 200)]
+    warmup_ms: u64,
     /// Query rows checked against the f64 oracle per configuration (plus the first and last row).
     #[arg(long, default_value_t = 16)]
     check_rows: usize,
@@ -328,21 +334,25 @@ impl Buffers {
 type Encode<'a> = dyn FnMut(&mut wgpu::CommandEncoder, usize, Option<&wgpu::QuerySet>) -> wgpu_flash_attn::Result<()>
     + 'a;
 
-/// Warm-up, then `runs` timed runs, each in its own submission; returns milliseconds per run.
+/// Warm-up (`--warmup` runs and `--warmup-ms`), then `runs` timed runs, each in its own
+/// submission; returns milliseconds per run.
 fn time_runs(
     ctx: &FlashContext,
     timer: Option<&GpuTimer>,
     args: &Args,
     encode: &mut Encode,
 ) -> wgpu_flash_attn::Result<Vec<f64>> {
+    let start = Instant::now();
+    let mut r = 0;
+    while r < args.warmup || start.elapsed().as_millis() < u128::from(args.warmup_ms) {
+        pollster::block_on(time_pass(ctx, None, |encoder, _| encode(encoder, r, None)))?;
+        r += 1;
+    }
     let mut times = Vec::with_capacity(args.runs);
-    for r in 0..args.warmup + args.runs {
-        let ms = pollster::block_on(time_pass(ctx, timer, |encoder, timer| {
-            encode(encoder, r, timer.map(GpuTimer::query_set))
-        }))?;
-        if r >= args.warmup {
-            times.push(ms);
-        }
+    for i in 0..args.runs {
+        times.push(pollster::block_on(time_pass(ctx, timer, |encoder, timer| {
+            encode(encoder, r + i, timer.map(GpuTimer::query_set))
+        }))?);
     }
     Ok(times)
 }
@@ -432,9 +442,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         caps.name, caps.backend, caps.driver, caps.subgroup_sizes
     );
     println!(
-        "timing: {timing}, median of {} runs after {} warm-up | tokens {} | hidden {} | f16 read {}",
+        "timing: {timing}, median of {} runs after at least {} warm-up runs and {} ms | tokens {} | hidden {} | f16 read {}",
         args.runs,
         args.warmup,
+        args.warmup_ms,
         args.tokens,
         args.hidden,
         if args.packed_f16 { "packed (forced)" } else if caps.shader_f16 { "native" } else { "packed" }
