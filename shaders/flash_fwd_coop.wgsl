@@ -155,11 +155,14 @@ fn fetch(from_v: bool, base: u32, stride: u32, n0: u32, seq_kv: u32, i: u32) -> 
 @compute @workgroup_size(WG)
 fn forward(
     @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
     @builtin(subgroup_id) sg: u32,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    let m0 = wid.x * BM;
+    // Banded blocks differ in length (causal: the last query block sees the most keys); they run
+    // longest first, so that the last wave of the dispatch is made of short ones.
+    let m0 = select(wid.x, nwg.x - 1u - wid.x, BANDED) * BM;
     let head_q = wid.y;
     let batch = wid.z;
     let head_kv = head_q / params.group;
@@ -311,6 +314,18 @@ fn forward(
         }
         workgroupBarrier();
 
+        // BANDED: whether every key of the tile is inside the band of every row of this subgroup
+        // (and inside both sequences), so that no element needs the mask: the first row bounds
+        // the band's right edge, the last row its left edge.
+        var interior = false;
+        if (BANDED) {
+            let first = i32(m0 + row0) + diag_offset;
+            let last = i32(m0 + row0 + MR - 1u) + diag_offset;
+            interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
+                && (params.win_left < 0 || i32(n0) >= last - params.win_left)
+                && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
+        }
+
         for (var rb = 0u; rb < R16; rb++) {
             let rr = rb * 16u + r; // row within the subgroup's block
             let row = m0 + row0 + rr;
@@ -321,10 +336,13 @@ fn forward(
             for (var j = 0u; j < CPL; j++) {
                 let col = part + j * LPR;
                 let key = n0 + col;
-                var visible = key < seq_kv && row < seq_q;
-                if (BANDED) {
-                    visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
-                    visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
+                var visible = true;
+                if (!(BANDED && interior)) {
+                    visible = key < seq_kv && row < seq_q;
+                    if (BANDED) {
+                        visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
+                        visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
+                    }
                 }
                 let s = s_tile[s_base + rr * SS + col];
                 var xj = s * params.score_sign;
