@@ -31,12 +31,14 @@ pub struct FlashContext {
 
 /// Features the context asks for when it creates the device itself, where the adapter has them.
 ///
-/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX`, which the tensor-core tier needs: the
-/// context opts in to wgpu's experimental features for it when the adapter offers it. Create the
+/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX` and `SUBGROUP_BARRIER`, which the
+/// tensor-core tier needs: the context opts in to wgpu's experimental features for cooperative
+/// matrices when the adapter offers them. Create the
 /// device yourself and pass it to [`FlashContext::new`] to decide otherwise.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
     .union(wgpu::Features::TIMESTAMP_QUERY)
     .union(wgpu::Features::SUBGROUP)
+    .union(wgpu::Features::SUBGROUP_BARRIER)
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
 impl FlashContext {
@@ -561,6 +563,7 @@ fn caps_of(device: &wgpu::Device, adapter: &wgpu::Adapter) -> DeviceCaps {
             .contains(wgpu::Features::SUBGROUP)
             .then_some((info.subgroup_min_size, info.subgroup_max_size)),
         coop_matrix_f16,
+        subgroup_barrier: f.contains(wgpu::Features::SUBGROUP_BARRIER),
         compute_units: crate::kvcache::estimate_compute_units(&info.name),
         vendor: info.vendor,
         device_type: format!("{:?}", info.device_type),

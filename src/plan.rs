@@ -44,6 +44,9 @@ pub struct DeviceCaps {
     /// The device has `EXPERIMENTAL_COOPERATIVE_MATRIX` enabled and its adapter lists a 16x16x16
     /// configuration with f16 A/B and f32 accumulators (what the tensor-core tier uses).
     pub coop_matrix_f16: bool,
+    /// The device has `SUBGROUP_BARRIER` enabled (the tensor-core tier orders each subgroup's own
+    /// stages with subgroup barriers).
+    pub subgroup_barrier: bool,
     /// Compute units (SMs, CUs), estimated from the adapter name; 0 when unknown. Sizes the
     /// KV-cache plan's split count.
     pub compute_units: u32,
@@ -78,6 +81,7 @@ impl DeviceCaps {
             vendor: 0,
             device_type: String::new(),
             coop_matrix_f16: false,
+            subgroup_barrier: false,
             compute_units: 0,
         }
     }
@@ -168,7 +172,8 @@ pub enum Kernel {
     /// The portable kernel with row reductions through subgroup operations (needs `SUBGROUP`).
     ForwardSubgroup,
     /// Q K^T and P V on the matrix units through cooperative matrices (f16 in, f32 accumulate;
-    /// needs `EXPERIMENTAL_COOPERATIVE_MATRIX` with a 16x16x16 f16/f32 configuration).
+    /// needs `EXPERIMENTAL_COOPERATIVE_MATRIX` with a 16x16x16 f16/f32 configuration,
+    /// `SUBGROUP_BARRIER` and one fixed subgroup size).
     ForwardCoopMatrix,
 }
 
@@ -478,6 +483,12 @@ fn coop_usable(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> 
         });
     }
     coop_subgroup_size(caps)?;
+    if !caps.subgroup_barrier {
+        return Err(FlashError::MissingFeature {
+            what,
+            feature: "SUBGROUP_BARRIER",
+        });
+    }
     match options.tiles {
         Some(t) => check_coop_tiles(&t, problem.head_dim, caps),
         None => choose_coop_tiles(problem.head_dim, caps).map(|_| ()),

@@ -124,6 +124,32 @@ fn a_forced_tier_the_device_lacks_is_an_error() {
 }
 
 #[test]
+fn the_tensor_core_tier_needs_each_of_its_features() {
+    let p = Attention::new(1, 2, 2, 256, 256, 128).dtype(DType::F16);
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.subgroup_barrier = true;
+    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardCoopMatrix);
+    // Without subgroup barriers the plan falls back to the subgroup tier; forcing it is an error.
+    caps.subgroup_barrier = false;
+    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardSubgroup);
+    let err = plan_with(&p, &caps, forced(Kernel::ForwardCoopMatrix, None)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FlashError::MissingFeature {
+                feature: "SUBGROUP_BARRIER",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    caps.subgroup_barrier = true;
+    caps.coop_matrix_f16 = false;
+    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardSubgroup);
+}
+
+#[test]
 fn software_rasterizers_get_rows_of_eight_lanes() {
     let caps = lavapipe();
     assert_eq!(DeviceFamily::of(&caps), DeviceFamily::Software);

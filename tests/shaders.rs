@@ -204,6 +204,7 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
     caps.max_workgroup_size_x = 1024;
     caps.shader_f16 = true;
     caps.coop_matrix_f16 = true;
+    caps.subgroup_barrier = true;
     let mut n = 0;
     for subgroup in [32, 64] {
         caps.subgroup_sizes = Some((subgroup, subgroup));
