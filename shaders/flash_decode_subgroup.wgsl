@@ -4,8 +4,10 @@
 // Same grid, bindings, work items and outputs as flash_decode.wgsl (the portable tier), which
 // passes every tile through workgroup memory between three phases. Here each key is owned by TXK
 // adjacent lanes of one subgroup from its scores to its share of P V:
-//   lane (stream, kx) keeps Q's head_dim chunks kx, kx + TXK, ... of the BM packed rows in
-//   registers (pre-scaled by softmax_scale * log2(e)), loads the same chunks of its keys' K and V
+//   lane (stream, kx) keeps Q's head_dim chunks (of 4 elements) chunk(kx, 0), chunk(kx, 1), ... of
+//   the BM packed rows in registers (pre-scaled by softmax_scale * log2(e)): kx, kx + TXK, ... or,
+//   where K and V are read 16 bytes at a time (KV_PER = 2), the pairs 2 kx, 2 kx + 1, then
+//   2 (kx + TXK), ... It loads the same chunks of its keys' K and V
 //   (stream s takes keys s KK .. s KK + KK - 1 of each tile of BN = S * KK keys) and dots Q with K. The
 //   BM x TXK partial dot products of a key meet in a reduce-scatter through subgroup shuffles
 //   (each step halves the rows a lane carries), which leaves lane kx the whole score of row
@@ -31,7 +33,7 @@
 const D4: u32 = 32u;      // head_dim / 4
 const BM: u32 = 4u;       // packed query rows per workgroup
 const WG: u32 = 128u;     // invocations
-const TXK: u32 = 16u;     // lanes per key (head_dim chunks kx, kx + TXK, ... each)
+const TXK: u32 = 16u;     // lanes per key
 const KK: u32 = 2u;       // keys per stream and tile
 const PAGED: bool = false;
 const PAGE: u32 = 16u;    // PAGED: keys per page (a constant, so / and % are cheap)
@@ -41,6 +43,11 @@ const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
 fn pack4(x: vec4<f32>) -> Packed4 { return x; }
+// How K and V are read: KV_PER consecutive head_dim chunks per load (16 bytes for 2-byte types
+// where the plan can, otherwise one Packed4); chunk i of a load as f32.
+alias KvVec = Packed4;
+const KV_PER: u32 = 1u;
+fn kv_chunk(x: KvVec, i: u32) -> vec4<f32> { return unpack4(x); }
 // The BM rows' partial dot products of lane kx -> row kx / LPR's score, summed over the TXK lanes
 // of the key: a step with offset o pairs the lanes that differ in bit o; the one with that bit
 // set keeps the upper half of the rows it carries and sends the lower half, its partner the
@@ -60,6 +67,7 @@ fn row_sums(x: array<f32, BM>, kx: u32) -> f32 {
 const S: u32 = WG / TXK;                  // key streams per workgroup
 const BN: u32 = S * KK;                   // keys per tile
 const RKD: u32 = (D4 + TXK - 1u) / TXK;   // head_dim chunks per lane
+const KVR: u32 = RKD / KV_PER;            // K (and V) loads per lane and key
 const LPR: u32 = TXK / BM;                // lanes of a key that finish the same row
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
@@ -95,8 +103,8 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> q_buf: array<Packed4>;
-@group(0) @binding(2) var<storage, read> k_buf: array<Packed4>;
-@group(0) @binding(3) var<storage, read> v_buf: array<Packed4>;
+@group(0) @binding(2) var<storage, read> k_buf: array<KvVec>;
+@group(0) @binding(3) var<storage, read> v_buf: array<KvVec>;
 @group(0) @binding(4) var<storage, read_write> o_buf: array<Packed4>;
 // LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
@@ -142,26 +150,32 @@ fn key_slots(seq: u32, n0: u32, kv_end: u32, stream: u32) -> array<vec2<u32>, KK
     return slots;
 }
 
+// The c-th head_dim chunk (of 4 elements) of lane kx: loads of KV_PER adjacent chunks, the lanes of
+// a key side by side.
+fn chunk(kx: u32, c: u32) -> u32 {
+    return (kx + (c / KV_PER) * TXK) * KV_PER + c % KV_PER;
+}
+
 // This lane's head_dim chunks of its keys of the tile at n0 from one cache (`t`: offset,
 // entry stride, row stride, head stride; `head`: the KV head's first element), zero past kv_end,
 // as stored: half the registers of f32 for f16.
 fn load_keys(from_v: bool, t: vec4<u32>, head: u32, slots: array<vec2<u32>, KK>, n0: u32,
-             kv_end: u32, stream: u32, kx: u32) -> array<Packed4, KK * RKD> {
-    var regs: array<Packed4, KK * RKD>;
+             kv_end: u32, stream: u32, kx: u32) -> array<KvVec, KK * KVR> {
+    var regs: array<KvVec, KK * KVR>;
     for (var u = 0u; u < KK; u++) {
         let valid = n0 + stream * KK + u < kv_end;
         let base = head + slots[u].x * t.y + slots[u].y * t.z;
-        for (var c = 0u; c < RKD; c++) {
-            let d4 = kx + c * TXK;
-            var x = Packed4();
+        for (var c = 0u; c < KVR; c++) {
+            let d4 = chunk(kx, c * KV_PER);
+            var x = KvVec();
             if (valid && d4 < D4) {
                 if (from_v) {
-                    x = v_buf[base + d4];
+                    x = v_buf[(base + d4) / KV_PER];
                 } else {
-                    x = k_buf[base + d4];
+                    x = k_buf[(base + d4) / KV_PER];
                 }
             }
-            regs[u * RKD + c] = x;
+            regs[u * KVR + c] = x;
         }
     }
     return regs;
@@ -211,7 +225,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         let tok = pr / g;
         let hq = head_kv * g + pr % g;
         for (var c = 0u; c < RKD; c++) {
-            let d4 = kx + c * TXK;
+            let d4 = chunk(kx, c);
             var x = vec4<f32>(0.0);
             if (tok < seq_q && d4 < D4) {
                 x = unpack4(q_buf[params.q.x + (q_tok0 + tok) * params.q.z + hq * params.q.w + d4]);
@@ -239,8 +253,8 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     slots = key_slots(seq, n0 + stride, kv_end, stream);
     for (; n0 < kv_end; n0 += stride) {
         let n1 = n0 + stride;
-        var k_next: array<Packed4, KK * RKD>;
-        var v_next: array<Packed4, KK * RKD>;
+        var k_next: array<KvVec, KK * KVR>;
+        var v_next: array<KvVec, KK * KVR>;
         if (n1 < kv_end) {
             k_next = load_keys(false, params.k, k_head, slots, n1, kv_end, stream, kx);
             v_next = load_keys(true, params.v, v_head, slots, n1, kv_end, stream, kx);
@@ -251,7 +265,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         for (var u = 0u; u < KK; u++) {
             var kf: array<vec4<f32>, RKD>;
             for (var c = 0u; c < RKD; c++) {
-                kf[c] = unpack4(kreg[u * RKD + c]);
+                kf[c] = kv_chunk(kreg[u * KVR + c / KV_PER], c % KV_PER);
             }
             var x: array<f32, BM>;
             for (var r = 0u; r < BM; r++) {
@@ -296,7 +310,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         for (var u = 0u; u < KK; u++) {
             var vf: array<vec4<f32>, RKD>;
             for (var c = 0u; c < RKD; c++) {
-                vf[c] = unpack4(vreg[u * RKD + c]);
+                vf[c] = kv_chunk(vreg[u * KVR + c / KV_PER], c % KV_PER);
             }
             for (var r = 0u; r < BM; r++) {
                 let pr = subgroupShuffle(p[u], lane0 + r * LPR);
@@ -340,7 +354,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         if (stream == y) {
             for (var r = 0u; r < BM; r++) {
                 for (var c = 0u; c < RKD; c++) {
-                    let d4 = kx + c * TXK;
+                    let d4 = chunk(kx, c);
                     if (d4 < D4) {
                         var x = acc[r * RKD + c];
                         if (y > 0u) {
@@ -367,7 +381,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 let lse_bits = select(NEG_INF_BITS, bitcast<u32>((m_all[r] + log2(l_row)) * LN2), l_row > 0.0);
                 let row = t * params.heads_q + hq;
                 for (var c = 0u; c < RKD; c++) {
-                    let d4 = kx + c * TXK;
+                    let d4 = chunk(kx, c);
                     if (d4 < D4) {
                         var x = acc[r * RKD + c];
                         if (S > 1u) {

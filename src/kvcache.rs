@@ -894,10 +894,12 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// Workgroups the plan aims for per compute unit: several waves of resident workgroups, so that
-/// the last, partly filled wave is a small share of the step (a few workgroups fit a unit at once).
-/// On the H200, 16 (32 splits at KV 32k) beat 32 by 5% and tied it at KV 128k.
-const WORKGROUPS_PER_UNIT: u32 = 16;
+/// Workgroups the plan aims for per compute unit, at most: whole waves of resident workgroups, so
+/// that no last wave runs partly filled. On the H200 six workgroups of the subgroup kernel are
+/// resident per SM (168 registers), so 12 is two full waves: 24 splits at KV 32k and 128k (batch
+/// 8, 8 KV heads), 3-6% faster than 33 and 66 splits (2.7 and 5.3 waves; 16 per unit) and than 12
+/// (one wave, 50% slower at 128k). bench-results/h200-2026-11-30-session5, calls 1 and 3.
+const WORKGROUPS_PER_UNIT: u32 = 12;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Compute units assumed when the device's are unknown.
@@ -992,8 +994,8 @@ pub fn plan_with(
             };
             let target = units as u64 * WORKGROUPS_PER_UNIT as u64;
             let by_keys = (problem.longest_kv() / MIN_KEYS_PER_SPLIT).max(1) as u64;
-            let splits = target
-                .div_ceil(blocks.max(1))
+            let splits = (target / blocks.max(1))
+                .max(1)
                 .min(by_keys)
                 .min(MAX_SPLITS as u64);
             // Splits take tiles in turn, so the slowest has ceil(tiles / splits) of them: keep

@@ -24,7 +24,7 @@ use wgpu_flash_attn::{
 fn decode_gqa_split_kv() {
     // 8 query heads over 2 KV heads; caches of 1, 77 and 300 tokens; one split up to many, and the
     // plan's own choice. A split may get no key at all (the 1-token cache).
-    for dtype in [DType::F32, DType::F16] {
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
         for splits in [Some(1), Some(3), Some(7), None] {
             let mut p = KvCacheAttention::decode(8, 2, 64, 1, &[1, 77, 300], 320)
                 .dtype(dtype)
@@ -305,6 +305,52 @@ fn each_kernel_where_the_device_has_what_it_needs() {
     caps.backend = "BrowserWebGpu".into();
     let plan = kvcache::plan(&step, &caps).unwrap();
     assert_eq!(plan.tiles.kernel, kvcache::DecodeKernel::Portable);
+}
+
+#[test]
+fn wide_cache_loads_need_16_byte_offsets() {
+    use wgpu_flash_attn::kernels::decode::wide_kv_loads;
+    let mut caps = wgpu_flash_attn::DeviceCaps::webgpu_defaults();
+    caps.subgroup_sizes = Some((32, 32));
+    caps.shader_f16 = true;
+    let step = |d: u32, dtype: DType| {
+        KvCacheAttention::decode(32, 8, d, 1, &[512; 2], 512).dtype(dtype)
+    };
+    // 2-byte types read 16 bytes at a time where rows start on 16 bytes; f32 already does.
+    assert!(wide_kv_loads(&kvcache::plan(&step(128, DType::F16), &caps).unwrap()));
+    assert!(wide_kv_loads(&kvcache::plan(&step(128, DType::BF16), &caps).unwrap()));
+    assert!(!wide_kv_loads(&kvcache::plan(&step(128, DType::F32), &caps).unwrap()));
+    assert!(!wide_kv_loads(&kvcache::plan(&step(68, DType::F16), &caps).unwrap()));
+    caps.subgroup_sizes = None;
+    assert!(!wide_kv_loads(&kvcache::plan(&step(128, DType::F16), &caps).unwrap()));
+
+    // On this device: a wide plan refuses caches at 8 bytes past a 16-byte boundary, with a
+    // typed error, and takes them at 16; any other plan takes both.
+    let ctx = ctx();
+    let p = step(64, DType::F16);
+    let planned = ctx.plan_kv_cache(&p).unwrap();
+    let e = 2u64;
+    let buf = |label, elems: u64| guarded_buffer(ctx, label, &vec![0u8; (elems * e) as usize + 16]);
+    let (q, k, v, out) = (
+        buf("q", p.q_len()),
+        buf("k_cache", p.cache_len()),
+        buf("v_cache", p.cache_len()),
+        buf("out", p.q_len()),
+    );
+    let at = |buffer, offset| TensorBuffer { buffer, offset };
+    for offset in [LEAD + 8, LEAD + 16] {
+        let buffers = KvCacheBuffers::new(at(&q, LEAD), at(&k, offset), at(&v, offset), at(&out, LEAD));
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        let result = planned.encode(&mut enc, &buffers);
+        if wide_kv_loads(planned.plan()) && offset % 16 != 0 {
+            assert!(
+                matches!(result, Err(FlashError::BadLayout { tensor: "k_cache", .. })),
+                "{result:?}"
+            );
+        } else {
+            result.unwrap();
+        }
+    }
 }
 
 #[test]

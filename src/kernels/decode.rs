@@ -116,10 +116,12 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
         CacheLayout::Contiguous { .. } => 1,
     };
     if t.kernel == DecodeKernel::Subgroup {
+        let rkd = d4.div_ceil(t.threads_per_key);
+        let kv_per = wide_kv_loads(plan) as u32 + 1;
         let header = format!(
             "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst WG: u32 = {}u;\nconst TXK: u32 = {}u;\n\
              const KK: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {page}u;\nconst CAUSAL: bool = {};\n\
-             const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}{}",
+             const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}{}{}",
             t.block_m,
             t.threads,
             t.threads_per_key,
@@ -129,16 +131,17 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             plan.splits > 1,
             p.with_lse,
             super::storage_wgsl(plan.storage),
+            kv_loads_wgsl(plan.storage, kv_per == 2),
             row_sums_wgsl(t.block_m, t.threads_per_key),
         );
-        let rkd = d4.div_ceil(t.threads_per_key);
         return super::unroll(
             &super::with_header(ATTENTION_SUBGROUP_SOURCE, &header),
             &[
                 ("BM * RKD", t.block_m * rkd),
-                ("KK * RKD", t.keys_per_thread * rkd),
+                ("KK * KVR", t.keys_per_thread * rkd / kv_per),
                 ("BM", t.block_m),
                 ("RKD", rkd),
+                ("KVR", rkd / kv_per),
                 ("KK", t.keys_per_thread),
             ],
         );
@@ -180,6 +183,38 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
 }
 
 /// WGSL of `row_sums` in `flash_decode_subgroup.wgsl` for `rows` rows (a power of two) over
+/// Whether the subgroup kernel reads K and V 16 bytes at a time (two head_dim chunks of a 2-byte
+/// type per load): where each lane's chunks pair up and every cache row starts on 16 bytes. The
+/// caches' byte offsets must then be multiples of 16 (checked at encode). On the H200, 3-4% faster
+/// than 8-byte loads at 12 and 24 splits (bench-results/h200-2026-11-30-session5).
+pub fn wide_kv_loads(plan: &KvCachePlan) -> bool {
+    let rkd = (plan.problem.head_dim / 4).div_ceil(plan.tiles.threads_per_key);
+    plan.tiles.kernel == DecodeKernel::Subgroup
+        && elem_bytes(plan.storage) == 2
+        && plan.problem.head_dim % 8 == 0
+        && rkd % 2 == 0
+}
+
+/// WGSL for the subgroup kernel's K/V loads: `KvVec` (what one load reads), `KV_PER` (head_dim
+/// chunks per load) and `kv_chunk` (chunk i of a load as f32).
+fn kv_loads_wgsl(storage: Storage, wide: bool) -> String {
+    if !wide {
+        return "alias KvVec = Packed4;\nconst KV_PER: u32 = 1u;\n\
+                fn kv_chunk(x: KvVec, i: u32) -> vec4<f32> { return unpack4(x); }\n"
+            .into();
+    }
+    let pair = match storage {
+        Storage::BF16Packed => "bf16_pair",
+        _ => "unpack2x16float",
+    };
+    format!(
+        "alias KvVec = vec4<u32>;\nconst KV_PER: u32 = 2u;\n\
+         fn kv_chunk(x: KvVec, i: u32) -> vec4<f32> {{\n    \
+         let w = select(x.xy, x.zw, i == 1u);\n    \
+         return vec4<f32>({pair}(w.x), {pair}(w.y));\n}}\n"
+    )
+}
+
 /// `lanes` lanes per key: a reduce-scatter (each step, with offset o from lanes / 2 down, halves
 /// the rows a lane carries: the lane with bit o set keeps the upper half), then butterfly steps
 /// on the one row left, so lane kx ends with row kx / (lanes / rows).
@@ -297,7 +332,9 @@ fn page_size(p: &KvCacheAttention) -> u32 {
 }
 
 /// The caller's buffers for one KV-cache step. Byte offsets must be multiples of 4 elements
-/// (tensors) or 4 bytes (f32 vectors).
+/// (tensors) or 4 bytes (f32 vectors); the caches' offsets must be multiples of 16 bytes where the
+/// plan reads them 16 bytes at a time ([`wide_kv_loads`]: f16 or bf16 with head_dim a multiple of 8
+/// on the subgroup kernel).
 #[derive(Debug, Clone, Copy)]
 pub struct KvCacheBuffers<'a> {
     /// Queries, (total_q, heads_q, head_dim).
@@ -663,6 +700,18 @@ impl KvCachePlanned {
         // Whole caches: usage and size (they are bound by window below).
         range("k_cache", buffers.k_cache, p.cache_len() * e, unit, align)?;
         range("v_cache", buffers.v_cache, p.cache_len() * e, unit, align)?;
+        if wide_kv_loads(&self.plan) {
+            for (tensor, tb) in [("k_cache", buffers.k_cache), ("v_cache", buffers.v_cache)] {
+                if tb.offset % 16 != 0 {
+                    return Err(FlashError::BadLayout {
+                        tensor,
+                        what: "byte offset",
+                        got: tb.offset,
+                        why: "this plan reads the caches 16 bytes at a time (2-byte types, head_dim a multiple of 8, subgroup kernel): their offsets must be multiples of 16 bytes",
+                    });
+                }
+            }
+        }
         let out = range("out", buffers.out, p.q_len() * e, unit, align)?;
         let lse = match (p.with_lse, buffers.lse) {
             (false, _) => None,
