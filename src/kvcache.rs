@@ -894,12 +894,14 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// Workgroups the plan aims for per compute unit, at most: whole waves of resident workgroups, so
-/// that no last wave runs partly filled. On the H200 six workgroups of the subgroup kernel are
-/// resident per SM (168 registers), so 12 is two full waves: 24 splits at KV 32k and 128k (batch
-/// 8, 8 KV heads), 3-6% faster than 33 and 66 splits (2.7 and 5.3 waves; 16 per unit) and than 12
-/// (one wave, 50% slower at 128k). bench-results/h200-2026-11-30-session5, calls 1 and 3.
-const WORKGROUPS_PER_UNIT: u32 = 12;
+/// Workgroups the plan aims for per compute unit and dispatch, at most: one whole wave of resident
+/// workgroups, so that no last wave runs partly filled. Six workgroups of the subgroup kernel are
+/// resident per SM of the H200 (168 registers): there, batch 8 x 8 KV heads at KV 32k takes 12
+/// splits (0.97 waves), 4% faster than 24 (1.94 waves) and 10% faster than 33 (2.7 waves); KV 128k
+/// runs as two dispatches of 4 sequences (the cache exceeds one binding) and takes 24 splits in
+/// each. Half a wave was 50% slower. bench-results/h200-2026-11-30-session5, calls 1, 3 and 4. On
+/// other GPUs the resident count differs and this is a guess: `num_splits` forces the count.
+const WORKGROUPS_PER_UNIT: u32 = 6;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Compute units assumed when the device's are unknown.
