@@ -1,0 +1,18 @@
+source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
+tar xzf .device/bin.tgz -C .device
+R=$OUT/r; mkdir -p $R; B=.device/bin
+T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu.txt
+D="--batch 8 --heads 32 --heads-kv 8 --dim 128 --dtype f16 --seq-q 1 --runs 20 --warmup-ms 150 --check-rows 1"
+echo "== decode, plan $(el)"
+timeout 100 $B/decode $D --layouts contiguous,paged --page-size 16 --kv 32768,131072 --json $R/decode.json > $R/decode.txt 2>&1
+grep -E "^\| [0-9]|rror|panic" $R/decode.txt
+echo "== torch decode $(el)"
+timeout 90 python3 .device/py/torch_decode.py --batch 8 --heads 32 --heads-kv 8 --dim 128 --kv 32768,131072 --json $R/torch_decode.json > $R/torch_decode.txt 2>&1
+grep -E "sdpa|rror" $R/torch_decode.txt | head -8
+echo "== decode, plan, again $(el)"
+timeout 60 $B/decode $D --layouts contiguous,paged --page-size 16 --kv 32768,131072 --json $R/decode_again.json > $R/decode_again.txt 2>&1
+grep -E "^\| [0-9]|rror|panic" $R/decode_again.txt
+echo "== test kvcache $(el)"; timeout 150 $B/kvcache --test-threads=16 > $R/test-kvcache.txt 2>&1; echo "rc=$?"; grep -E "test result|panicked|FAILED" $R/test-kvcache.txt | head -5
+echo "== done $(el)"
+tar czf $OUT/results.tgz -C $R . && rm -r $R
