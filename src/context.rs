@@ -7,7 +7,7 @@ use futures::FutureExt;
 use wgpu::util::DeviceExt;
 
 use crate::error::{FlashError, Result};
-use crate::kernels::forward;
+use crate::kernels::{forward, ShaderText};
 use crate::plan::{self, DeviceCaps, Plan, PlanOptions};
 use crate::problem::{Attention, DType, MaskKind, Tensor};
 
@@ -187,8 +187,7 @@ impl FlashContext {
     /// Like [`FlashContext::plan`], with some choices forced (tiles, the packed f16 path).
     pub fn plan_with(&self, problem: &Attention, options: PlanOptions) -> Result<FlashPlan> {
         let plan = plan::plan_with(problem, &self.caps, options)?;
-        let source = forward::shader_source(&plan);
-        let pipeline = self.pipeline(source, forward::ENTRY, || {
+        let pipeline = self.pipeline(&forward::shader_text(&plan), forward::ENTRY, || {
             self.forward_pipeline_layout.clone()
         })?;
         Ok(FlashPlan {
@@ -200,24 +199,25 @@ impl FlashContext {
         })
     }
 
-    /// A compute pipeline for `source`, from the cache or freshly compiled with the pipeline layout
-    /// `layout` makes (only then called: plans made every step find their pipelines cached).
-    /// Compilation errors that wgpu reports synchronously (all native backends) come back as
-    /// [`FlashError::Wgpu`].
+    /// A compute pipeline for `text`, from the cache (found by the text's key, without rendering
+    /// it) or freshly compiled with the pipeline layout `layout` makes (only then called: plans
+    /// made every step find their pipelines cached). Compilation errors that wgpu reports
+    /// synchronously (all native backends) come back as [`FlashError::Wgpu`].
     pub(crate) fn pipeline(
         &self,
-        source: String,
+        text: &ShaderText,
         entry: &'static str,
         layout: impl FnOnce() -> wgpu::PipelineLayout,
     ) -> Result<wgpu::ComputePipeline> {
-        let key = (source, entry);
+        let key = (text.key(), entry);
         if let Some(p) = self.pipelines.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(p.clone());
         }
+        let source = text.render();
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(entry),
-            source: wgpu::ShaderSource::Wgsl(key.0.as_str().into()),
+            source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
         };
         // SAFETY: these are the crate's own kernels. They index workgroup and private arrays only
         // with indices bounded by construction (constants once loops are unrolled, or ranges set

@@ -9,6 +9,11 @@ pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
 
 /// The shader source specialised for a plan of [`crate::plan::Kernel::ForwardCoopMatrix`].
 pub fn shader_source(plan: &Plan) -> String {
+    shader_text(plan).render()
+}
+
+/// The shader text for such a plan, not yet rendered.
+pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let p = &plan.problem;
     let t = plan.tiles;
     let row_blocks = t.block_m / (16 * t.threads_y);
@@ -25,15 +30,12 @@ pub fn shader_source(plan: &Plan) -> String {
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;
     // Unrolled so that every index into the arrays of fragments and scores is a constant.
-    super::unroll(
-        &super::with_header(SOURCE, &header),
-        &[
-            ("D16", d16),
-            ("R16 * D16", row_blocks * d16),
-            ("R16", row_blocks),
-            ("N16", t.block_n / 16),
-            ("CPL", t.block_n / lanes_per_row),
-            ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
-        ],
-    )
+    super::ShaderText::new(SOURCE, header).unrolled(&[
+        ("D16", d16),
+        ("R16 * D16", row_blocks * d16),
+        ("R16", row_blocks),
+        ("N16", t.block_n / 16),
+        ("CPL", t.block_n / lanes_per_row),
+        ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
+    ])
 }

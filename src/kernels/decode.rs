@@ -108,6 +108,10 @@ fn elem_bytes(storage: Storage) -> u64 {
 
 /// The attention shader specialised for a plan.
 pub fn attention_source(plan: &KvCachePlan) -> String {
+    attention_text(plan).render()
+}
+
+fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
     let p = &plan.problem;
     let t = plan.tiles;
     let d4 = p.head_dim / 4;
@@ -134,17 +138,14 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
             kv_loads_wgsl(plan.storage, kv_per == 2),
             row_sums_wgsl(t.block_m, t.threads_per_key),
         );
-        return super::unroll(
-            &super::with_header(ATTENTION_SUBGROUP_SOURCE, &header),
-            &[
-                ("BM * RKD", t.block_m * rkd),
-                ("KK * KVR", t.keys_per_thread * rkd / kv_per),
-                ("BM", t.block_m),
-                ("RKD", rkd),
-                ("KVR", rkd / kv_per),
-                ("KK", t.keys_per_thread),
-            ],
-        );
+        return super::ShaderText::new(ATTENTION_SUBGROUP_SOURCE, header).unrolled(&[
+            ("BM * RKD", t.block_m * rkd),
+            ("KK * KVR", t.keys_per_thread * rkd / kv_per),
+            ("BM", t.block_m),
+            ("RKD", rkd),
+            ("KVR", rkd / kv_per),
+            ("KK", t.keys_per_thread),
+        ]);
     }
     let header = format!(
         "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst BN: u32 = {}u;\nconst WG: u32 = {}u;\n\
@@ -166,20 +167,17 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
     );
     let ky = t.threads / t.threads_v;
     let rvd = d4.div_ceil(t.threads_v);
-    super::unroll(
-        &super::with_header(ATTENTION_SOURCE, &header),
-        &[
-            ("QL", (t.block_m * d4).div_ceil(t.threads)),
-            ("BM", t.block_m),
-            ("BM * RVD", t.block_m * rvd),
-            ("RKD", d4.div_ceil(t.threads_per_key)),
-            ("RVD", rvd),
-            ("KPT", t.block_n / ky),
-            ("SR", (t.block_m * ky).div_ceil(t.threads)),
-            ("TXK", t.threads_per_key),
-            ("KK", t.keys_per_thread),
-        ],
-    )
+    super::ShaderText::new(ATTENTION_SOURCE, header).unrolled(&[
+        ("QL", (t.block_m * d4).div_ceil(t.threads)),
+        ("BM", t.block_m),
+        ("BM * RVD", t.block_m * rvd),
+        ("RKD", d4.div_ceil(t.threads_per_key)),
+        ("RVD", rvd),
+        ("KPT", t.block_n / ky),
+        ("SR", (t.block_m * ky).div_ceil(t.threads)),
+        ("TXK", t.threads_per_key),
+        ("KK", t.keys_per_thread),
+    ])
 }
 
 /// WGSL of `row_sums` in `flash_decode_subgroup.wgsl` for `rows` rows (a power of two) over
@@ -251,16 +249,24 @@ fn row_sums_wgsl(rows: u32, lanes: u32) -> String {
 
 /// The combine shader for a head dimension and output storage.
 pub fn combine_source(head_dim: u32, storage: Storage, with_lse: bool) -> String {
+    combine_text(head_dim, storage, with_lse).render()
+}
+
+fn combine_text(head_dim: u32, storage: Storage, with_lse: bool) -> super::ShaderText {
     let header = format!(
         "const D4: u32 = {}u;\nconst WG: u32 = {COMBINE_THREADS}u;\nconst WRITE_LSE: bool = {with_lse};\n{}",
         head_dim / 4,
         super::storage_wgsl(storage)
     );
-    super::with_header(COMBINE_SOURCE, &header)
+    super::ShaderText::new(COMBINE_SOURCE, header)
 }
 
 /// The append + rotary shader for a plan.
 pub fn append_source(plan: &KvCachePlan) -> String {
+    append_text(plan).render()
+}
+
+fn append_text(plan: &KvCachePlan) -> super::ShaderText {
     let p = &plan.problem;
     let (rotary, table) = match p.rotary {
         None => (0, false),
@@ -279,7 +285,7 @@ pub fn append_source(plan: &KvCachePlan) -> String {
         matches!(p.layout, CacheLayout::Paged { .. }),
         super::storage_wgsl(plan.storage)
     );
-    super::with_header(APPEND_SOURCE, &header)
+    super::ShaderText::new(APPEND_SOURCE, header)
 }
 
 /// Where meta sections start, in u32 words: cu_seqlens_q, cached lengths, work items, block table.
@@ -568,12 +574,12 @@ impl FlashContext {
     ) -> Result<KvCachePlanned> {
         let plan = kvcache::plan_with(problem, self.caps(), tiles)?;
         let device = self.device();
-        let attention = self.pipeline(attention_source(&plan), "decode", || {
+        let attention = self.pipeline(&attention_text(&plan), "decode", || {
             layout(device, "kv-cache attention", ATTENTION_SLOTS)
         })?;
         let combine = if plan.splits > 1 {
             Some(self.pipeline(
-                combine_source(problem.head_dim, plan.storage, problem.with_lse),
+                &combine_text(problem.head_dim, plan.storage, problem.with_lse),
                 "combine",
                 || layout(device, "attention state merge", COMBINE_SLOTS),
             )?)
@@ -581,7 +587,7 @@ impl FlashContext {
             None
         };
         let append = if problem.append_new_kv {
-            Some(self.pipeline(append_source(&plan), "append", || {
+            Some(self.pipeline(&append_text(&plan), "append", || {
                 layout(device, "kv-cache append", APPEND_SLOTS)
             })?)
         } else {
@@ -627,7 +633,7 @@ impl FlashContext {
         merge.validate()?;
         let storage = storage_for(merge.dtype, self.caps(), false);
         let pipeline = self.pipeline(
-            combine_source(merge.head_dim, storage, merge.with_lse),
+            &combine_text(merge.head_dim, storage, merge.with_lse),
             "combine",
             || layout(self.device(), "attention state merge", COMBINE_SLOTS),
         )?;

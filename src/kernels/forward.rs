@@ -47,8 +47,13 @@ pub(crate) struct Params {
 
 /// The shader source specialised for a plan.
 pub fn shader_source(plan: &Plan) -> String {
+    shader_text(plan).render()
+}
+
+/// The shader text for a plan (either forward kernel), not yet rendered.
+pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     if plan.kernel == Kernel::ForwardCoopMatrix {
-        return super::coop::shader_source(plan);
+        return super::coop::shader_text(plan);
     }
     let p = &plan.problem;
     let t = plan.tiles;
@@ -67,12 +72,9 @@ pub fn shader_source(plan: &Plan) -> String {
     );
     let (rm, rn) = (t.block_m / t.threads_y, t.block_n / t.threads_x);
     let rd4 = (p.head_dim / 4).div_ceil(t.threads_x);
-    let specialised = super::with_header(SOURCE, &header);
     // Measured on the H200 (d=128, N=8k, f32): 1.7 TFLOP/s with these loops left to the driver,
     // 10.3 unrolled, because the driver kept the register arrays in local memory.
-    super::unroll(
-        &specialised,
-        &[
+    super::ShaderText::new(SOURCE, header).unrolled(&[
             ("RM", rm),
             ("RN", rn),
             ("RD4", rd4),
@@ -81,8 +83,7 @@ pub fn shader_source(plan: &Plan) -> String {
             ("TX", t.threads_x),
             ("4u", 4),
             ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
-        ],
-    )
+    ])
 }
 
 /// WGSL for the row reductions: the subgroup tier combines the `threads_x` lanes of a row with a

@@ -99,6 +99,10 @@ pub struct Materialized {
 
 /// The shader source specialised for a problem and a storage type.
 pub fn shader_source(problem: &Attention, storage: Storage) -> String {
+    shader_text(problem, storage).render()
+}
+
+fn shader_text(problem: &Attention, storage: Storage) -> super::ShaderText {
     let header = format!(
         "const D4: u32 = {}u;\nconst CAUSAL: bool = {};\n{}",
         problem.head_dim / 4,
@@ -107,10 +111,7 @@ pub fn shader_source(problem: &Attention, storage: Storage) -> String {
     );
     // The per-thread register tiles are indexed by these loops' counters: unrolled, every index
     // is a constant and the tiles stay in registers (see forward::shader_source).
-    super::unroll(
-        &super::with_header(SOURCE, &header),
-        &[("16u", 16), ("4u", 4), ("KC4", 4)],
-    )
+    super::ShaderText::new(SOURCE, header).unrolled(&[("16u", 16), ("4u", 4), ("KC4", 4)])
 }
 
 /// Bytes of f32 scores for one (batch, query head) pair: `seq_q * seq_kv * 4`.
@@ -226,10 +227,10 @@ impl Materialized {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let source = shader_source(problem, storage);
-        let scores = ctx.pipeline(source.clone(), ENTRY_SCORES, || pipeline_layout.clone())?;
-        let softmax = ctx.pipeline(source.clone(), ENTRY_SOFTMAX, || pipeline_layout.clone())?;
-        let pv = ctx.pipeline(source, ENTRY_PV, || pipeline_layout.clone())?;
+        let text = shader_text(problem, storage);
+        let scores = ctx.pipeline(&text, ENTRY_SCORES, || pipeline_layout.clone())?;
+        let softmax = ctx.pipeline(&text, ENTRY_SOFTMAX, || pipeline_layout.clone())?;
+        let pv = ctx.pipeline(&text, ENTRY_PV, || pipeline_layout.clone())?;
 
         let score_bytes = pairs_per_chunk as u64 * pair_score_bytes(problem);
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);

@@ -117,6 +117,49 @@ pub(crate) fn bind_group<'a>(
 const HEADER_BEGIN: &str = "// HEADER BEGIN\n";
 const HEADER_END: &str = "// HEADER END\n";
 
+/// A kernel's WGSL as a plan specialises it: a shader file, the constants that replace its HEADER
+/// block, and the loops to unroll. [`ShaderText::key`] names the text without generating it, so a
+/// plan made every step (a serving loop) finds its pipeline without rendering and hashing the
+/// whole shader.
+pub(crate) struct ShaderText {
+    file: &'static str,
+    header: String,
+    unroll: Vec<(&'static str, u32)>,
+}
+
+impl ShaderText {
+    /// `file` with `header` in place of its HEADER block.
+    pub(crate) fn new(file: &'static str, header: String) -> Self {
+        ShaderText {
+            file,
+            header,
+            unroll: Vec::new(),
+        }
+    }
+
+    /// The same with the loops bounded by these names unrolled (see [`unroll`]).
+    pub(crate) fn unrolled(mut self, bounds: &[(&'static str, u32)]) -> Self {
+        self.unroll = bounds.to_vec();
+        self
+    }
+
+    /// What determines the text: the file (by address: each is a `'static` include), the header
+    /// and the unrolled bounds.
+    pub(crate) fn key(&self) -> String {
+        format!("{:p}\n{:?}\n{}", self.file.as_ptr(), self.unroll, self.header)
+    }
+
+    /// The WGSL.
+    pub(crate) fn render(&self) -> String {
+        let text = with_header(self.file, &self.header);
+        if self.unroll.is_empty() {
+            text
+        } else {
+            unroll(&text, &self.unroll)
+        }
+    }
+}
+
 /// Replaces the block between the `HEADER BEGIN` / `HEADER END` markers of a shader file with
 /// `header`. The file's own block holds defaults that keep it valid WGSL on its own.
 pub(crate) fn with_header(source: &str, header: &str) -> String {
@@ -238,6 +281,28 @@ pub(crate) fn storage_wgsl(storage: Storage) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shader_text_key_tells_apart_whatever_changes_its_rendering() {
+        let file: &'static str = "x;\n// HEADER BEGIN\nconst N: u32 = 1u;\n// HEADER END\nfor (var i = 0u; i < N; i++) { i; }\n";
+        let other: &'static str = "y;\n// HEADER BEGIN\n// HEADER END\n";
+        let text = |header: &str| ShaderText::new(file, header.to_string());
+        let base = text("const N: u32 = 2u;\n").unrolled(&[("N", 2)]);
+        assert_eq!(
+            base.render(),
+            unroll(&with_header(file, "const N: u32 = 2u;\n"), &[("N", 2)])
+        );
+        assert_eq!(base.key(), text("const N: u32 = 2u;\n").unrolled(&[("N", 2)]).key());
+        for changed in [
+            text("const N: u32 = 3u;\n").unrolled(&[("N", 2)]),
+            text("const N: u32 = 2u;\n").unrolled(&[("N", 3)]),
+            text("const N: u32 = 2u;\n"),
+            ShaderText::new(other, "const N: u32 = 2u;\n".into()).unrolled(&[("N", 2)]),
+        ] {
+            assert_ne!(changed.key(), base.key());
+            assert_ne!(changed.render(), base.render());
+        }
+    }
 
     #[test]
     fn unrolled_copies_have_constant_counters_and_nested_loops_unroll_too() {
