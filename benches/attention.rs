@@ -350,9 +350,11 @@ fn time_runs(
     }
     let mut times = Vec::with_capacity(args.runs);
     for i in 0..args.runs {
-        times.push(pollster::block_on(time_pass(ctx, timer, |encoder, timer| {
-            encode(encoder, r + i, timer.map(GpuTimer::query_set))
-        }))?);
+        times.push(pollster::block_on(time_pass(
+            ctx,
+            timer,
+            |encoder, timer| encode(encoder, r + i, timer.map(GpuTimer::query_set)),
+        ))?);
     }
     Ok(times)
 }

@@ -22,9 +22,11 @@
 // order that staging. Everything else a subgroup does in a tile (its scores, P, the rescale) only
 // touches its own blocks of workgroup memory, so subgroup barriers order it and the subgroups
 // drift apart within a tile instead of waiting for the slowest at every stage (7% faster at
-// d = 128 on the H200). This relies on a subgroup barrier ordering the subgroup's accesses to
-// workgroup memory, as it does on NVIDIA (the whole test suite runs there), although naga gives
-// it subgroup-memory semantics, which Vulkan's memory model does not bind to workgroup memory.
+// d = 128 on the H200). That (SUBGROUP_SYNC) relies on a subgroup barrier ordering the
+// subgroup's accesses to workgroup memory, as it does on NVIDIA (the whole test suite runs
+// there), although naga gives it subgroup-memory semantics, which Vulkan's memory model does not
+// bind to workgroup memory; so the plan asks for it on NVIDIA only. Elsewhere sync_subgroup() is
+// a workgroup barrier and the rescale decision a workgroup flag.
 //
 // The block between the HEADER markers is replaced by constants generated from the plan
 // (src/kernels/coop.rs); the defaults below keep this file valid WGSL on its own.
@@ -32,7 +34,8 @@ enable f16;
 enable wgpu_cooperative_matrix;
 // Every cooperative operation below runs in subgroup-uniform control flow (loop bounds and
 // branches come from the uniform params, workgroup ids, workgroupUniformLoad and subgroupAny), and
-// every workgroup barrier in workgroup-uniform control flow, but naga's
+// every workgroup barrier in workgroup-uniform control flow (the rescale branch is only
+// subgroup-uniform with SUBGROUP_SYNC, when sync_subgroup() is a subgroup barrier), but naga's
 // analysis treats every local variable as non-uniform and would reject them; this filter (the one
 // naga applies to its uniformity checks) turns that check off.
 diagnostic(off, derivative_uniformity);
@@ -52,6 +55,9 @@ const BIAS: bool = false;     // an additive f32 bias from mask_buf
 const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
 const WRITE_LSE: bool = true;
+// Subgroup barriers order each subgroup's own stages (see above); else workgroup barriers.
+const SUBGROUP_SYNC: bool = false;
+fn sync_subgroup() { workgroupBarrier(); }
 // HEADER END
 
 const D4: u32 = D / 4u;
@@ -128,12 +134,14 @@ var<workgroup> s_tile: array<f32, BM * SS>;
 var<workgroup> p_tile: array<f16, BM * PS>;
 // Per row: the factor O is scaled by (rescale, then 1 / l at the end).
 var<workgroup> row_scale: array<f32, BM>;
-// VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform.
+// VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform;
+// without SUBGROUP_SYNC, the rescale flag in 4.
 //
 // Every workgroup variable is a multiple of 32 bytes: a driver may place them in any order, and
 // cooperative loads and stores silently misread rows that do not start on a 16-byte boundary
 // (measured on NVIDIA: one 4-byte flag shifted every fragment by two elements).
 var<workgroup> shared_u32: array<u32, 8>;
+const RESCALE: u32 = 4u;
 
 // K and V tiles pass through registers: loads are issued a tile ahead, so their latency hides
 // behind a tile of products. Keys past the sequence are zero, not garbage: P is 0 there, and
@@ -276,8 +284,11 @@ fn forward(
     }
 
     for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
-        // The previous tile's readers of kv_tile and s_tile are done.
+        // The previous tile's readers of kv_tile, s_tile and the flag are done.
         workgroupBarrier();
+        if (!SUBGROUP_SYNC && lid == 0u) {
+            shared_u32[RESCALE] = 0u;
+        }
         for (var u = 0u; u < LOADS; u++) {
             let i = lid + u * WG;
             if (i < BN * D4) {
@@ -313,7 +324,7 @@ fn forward(
                 coopStoreT(s_acc[rb], &s_tile[at], SS);
             }
         }
-        subgroupBarrier();
+        sync_subgroup();
 
         // BANDED: whether every key of the tile is inside the band of every row of this subgroup
         // (and inside both sequences), so that no element needs the mask: the first row bounds
@@ -388,6 +399,9 @@ fn forward(
                 alpha = exp2((m_used[rb] - tile_max) * params.scale_log2);
                 m_used[rb] = tile_max;
                 moved = true;
+                if (!SUBGROUP_SYNC) {
+                    shared_u32[RESCALE] = 1u;
+                }
             }
             if (part == 0u) {
                 row_scale[row0 + rr] = alpha;
@@ -402,20 +416,26 @@ fn forward(
             l_part[rb] = l;
         }
 
-        // P and row_scale are visible to the whole subgroup after this.
-        subgroupBarrier();
-        if (subgroupAny(moved)) {
+        // P, row_scale (and the flag) are visible to the whole subgroup (workgroup) after this.
+        var rescale: bool;
+        if (SUBGROUP_SYNC) {
+            sync_subgroup();
+            rescale = subgroupAny(moved);
+        } else {
+            rescale = workgroupUniformLoad(&shared_u32[RESCALE]) != 0u;
+        }
+        if (rescale) {
             // Rare: scale O by row through this subgroup's score block, 16 rows at a time.
             for (var f = 0u; f < R16 * D16; f++) {
                 coopStoreT(o_acc[f], &s_tile[s_base], SS);
-                subgroupBarrier();
+                sync_subgroup();
                 for (var e = lane; e < 256u; e += SG) {
                     let at = s_base + (e / 16u) * SS + e % 16u;
                     s_tile[at] *= row_scale[row0 + (f / D16) * 16u + e / 16u];
                 }
-                subgroupBarrier();
+                sync_subgroup();
                 o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
-                subgroupBarrier();
+                sync_subgroup();
             }
         }
 

@@ -31,9 +31,9 @@ pub struct FlashContext {
 
 /// Features the context asks for when it creates the device itself, where the adapter has them.
 ///
-/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX` and `SUBGROUP_BARRIER`, which the
-/// tensor-core tier needs: the context opts in to wgpu's experimental features for cooperative
-/// matrices when the adapter offers them. Create the
+/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX`, which the tensor-core tier needs, and
+/// `SUBGROUP_BARRIER`, which it uses on NVIDIA: the context opts in to wgpu's experimental features
+/// for cooperative matrices when the adapter offers them. Create the
 /// device yourself and pass it to [`FlashContext::new`] to decide otherwise.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
     .union(wgpu::Features::TIMESTAMP_QUERY)

@@ -904,8 +904,10 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
 const WORKGROUPS_PER_UNIT: u32 = 6;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
-/// Compute units assumed when the device's are unknown.
-const DEFAULT_UNITS: u32 = 32;
+/// Workgroups per dispatch the plan aims for where the device's compute units are unknown: a
+/// guess that fills a large GPU (an H200 holds 792 of the subgroup kernel's at once), at the cost
+/// of a partly filled last wave on a small one.
+const UNKNOWN_DEVICE_WORKGROUPS: u64 = 512;
 
 /// A range of sequences whose cache pages (contiguous: cache entries) lie in one window of the
 /// cache buffers small enough for one binding; the step runs one dispatch per window.
@@ -990,11 +992,10 @@ pub fn plan_with(
     let splits = match problem.num_splits {
         Some(n) => n,
         None => {
-            let units = match caps.compute_units {
-                0 => DEFAULT_UNITS,
-                n => n,
+            let target = match caps.compute_units {
+                0 => UNKNOWN_DEVICE_WORKGROUPS,
+                n => n as u64 * WORKGROUPS_PER_UNIT as u64,
             };
-            let target = units as u64 * WORKGROUPS_PER_UNIT as u64;
             let by_keys = (problem.longest_kv() / MIN_KEYS_PER_SPLIT).max(1) as u64;
             let splits = (target / blocks.max(1))
                 .max(1)

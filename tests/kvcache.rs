@@ -313,16 +313,25 @@ fn wide_cache_loads_need_16_byte_offsets() {
     let mut caps = wgpu_flash_attn::DeviceCaps::webgpu_defaults();
     caps.subgroup_sizes = Some((32, 32));
     caps.shader_f16 = true;
-    let step = |d: u32, dtype: DType| {
-        KvCacheAttention::decode(32, 8, d, 1, &[512; 2], 512).dtype(dtype)
-    };
+    let step =
+        |d: u32, dtype: DType| KvCacheAttention::decode(32, 8, d, 1, &[512; 2], 512).dtype(dtype);
     // 2-byte types read 16 bytes at a time where rows start on 16 bytes; f32 already does.
-    assert!(wide_kv_loads(&kvcache::plan(&step(128, DType::F16), &caps).unwrap()));
-    assert!(wide_kv_loads(&kvcache::plan(&step(128, DType::BF16), &caps).unwrap()));
-    assert!(!wide_kv_loads(&kvcache::plan(&step(128, DType::F32), &caps).unwrap()));
-    assert!(!wide_kv_loads(&kvcache::plan(&step(68, DType::F16), &caps).unwrap()));
+    assert!(wide_kv_loads(
+        &kvcache::plan(&step(128, DType::F16), &caps).unwrap()
+    ));
+    assert!(wide_kv_loads(
+        &kvcache::plan(&step(128, DType::BF16), &caps).unwrap()
+    ));
+    assert!(!wide_kv_loads(
+        &kvcache::plan(&step(128, DType::F32), &caps).unwrap()
+    ));
+    assert!(!wide_kv_loads(
+        &kvcache::plan(&step(68, DType::F16), &caps).unwrap()
+    ));
     caps.subgroup_sizes = None;
-    assert!(!wide_kv_loads(&kvcache::plan(&step(128, DType::F16), &caps).unwrap()));
+    assert!(!wide_kv_loads(
+        &kvcache::plan(&step(128, DType::F16), &caps).unwrap()
+    ));
 
     // On this device: a wide plan refuses caches at 8 bytes past a 16-byte boundary, with a
     // typed error, and takes them at 16; any other plan takes both.
@@ -338,19 +347,57 @@ fn wide_cache_loads_need_16_byte_offsets() {
         buf("out", p.q_len()),
     );
     let at = |buffer, offset| TensorBuffer { buffer, offset };
-    for offset in [LEAD + 8, LEAD + 16] {
-        let buffers = KvCacheBuffers::new(at(&q, LEAD), at(&k, offset), at(&v, offset), at(&out, LEAD));
+    for (k_offset, v_offset, refused) in [
+        (LEAD + 8, LEAD + 16, Some("k_cache")),
+        (LEAD + 16, LEAD + 8, Some("v_cache")),
+        (LEAD + 16, LEAD + 16, None),
+    ] {
+        let buffers = KvCacheBuffers::new(
+            at(&q, LEAD),
+            at(&k, k_offset),
+            at(&v, v_offset),
+            at(&out, LEAD),
+        );
         let mut enc = ctx.device().create_command_encoder(&Default::default());
         let result = planned.encode(&mut enc, &buffers);
-        if wide_kv_loads(planned.plan()) && offset % 16 != 0 {
-            assert!(
-                matches!(result, Err(FlashError::BadLayout { tensor: "k_cache", .. })),
+        match refused.filter(|_| wide_kv_loads(planned.plan())) {
+            Some(name) => assert!(
+                matches!(result, Err(FlashError::BadLayout { tensor, .. }) if tensor == name),
                 "{result:?}"
-            );
-        } else {
-            result.unwrap();
+            ),
+            None => result.unwrap(),
         }
     }
+}
+
+#[test]
+fn plans_of_the_same_kernels_reuse_their_pipelines() {
+    // A context of its own: the other tests plan concurrently on the shared one.
+    let ctx = FlashContext::default_blocking().unwrap();
+    let step = |cached: u32| {
+        KvCacheAttention::decode(8, 2, 64, 1, &[cached, cached + 9], 4096)
+            .dtype(DType::F16)
+            .append_new_kv(true)
+    };
+    ctx.plan_kv_cache(&step(100)).unwrap();
+    let compiled = ctx.cached_pipelines();
+    assert!(compiled >= 2, "attention and append: {compiled}");
+    // Other lengths (as every serving step has), same kernels: nothing compiled. (Under 512 keys
+    // the plan does not split, so no split variant and no combine pass.)
+    for cached in [101, 250, 400] {
+        ctx.plan_kv_cache(&step(cached)).unwrap();
+    }
+    assert_eq!(ctx.cached_pipelines(), compiled);
+    // Another head_dim is another kernel.
+    ctx.plan_kv_cache(&KvCacheAttention::decode(8, 2, 32, 1, &[100, 109], 4096).dtype(DType::F16))
+        .unwrap();
+    assert!(ctx.cached_pipelines() > compiled);
+    // The forward kernels too.
+    let p = Attention::new(1, 2, 2, 64, 64, 32);
+    ctx.plan(&p).unwrap();
+    let compiled = ctx.cached_pipelines();
+    ctx.plan(&Attention::new(3, 2, 2, 100, 100, 32)).unwrap();
+    assert_eq!(ctx.cached_pipelines(), compiled);
 }
 
 #[test]
@@ -472,12 +519,25 @@ fn the_plan_splits_long_decodes_and_not_prefills() {
     caps.max_storage_buffer_binding_size = 4 << 30;
     let decode = KvCacheAttention::decode(32, 8, 128, 1, &[131072; 8], 131072).dtype(DType::F16);
     let plan = kvcache::plan(&decode, &caps).unwrap();
-    assert!(plan.splits >= 8, "{plan:?}");
+    // One wave of 6 workgroups per compute unit: 132 * 6 / (8 sequences * 8 KV heads) = 12.
+    assert_eq!(plan.splits, 12, "{plan:?}");
     assert_eq!(
         plan.tiles.block_m, 4,
         "the 4 query heads of a KV head share one workgroup"
     );
     assert_eq!(plan.work.len(), 8);
+    // As on the H200: subgroups of 32, and a binding 4 bytes short of 2 GiB, so that KV 128k runs
+    // as two dispatches of 4 sequences, each with its own wave: 24 splits; KV 32k in one: 12.
+    let mut h200 = caps.clone();
+    h200.subgroup_sizes = Some((32, 32));
+    h200.max_storage_buffer_binding_size = (2 << 30) - 4;
+    let plan = kvcache::plan(&decode, &h200).unwrap();
+    assert_eq!((plan.windows.len(), plan.splits), (2, 24), "{plan:?}");
+    let kv32k = KvCacheAttention::decode(32, 8, 128, 1, &[32768; 8], 32768).dtype(DType::F16);
+    assert_eq!(kvcache::plan(&kv32k, &h200).unwrap().splits, 12);
+    // Unknown compute units: 512 workgroups, 8 splits of 64 work items.
+    h200.compute_units = 0;
+    assert_eq!(kvcache::plan(&kv32k, &h200).unwrap().splits, 8);
     let short = KvCacheAttention::decode(32, 8, 128, 1, &[300; 8], 300);
     assert!(kvcache::plan(&short, &caps).unwrap().splits <= 2);
     let prefill = KvCacheAttention::new(32, 8, 128, &[0, 4096], &[0])

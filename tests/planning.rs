@@ -124,29 +124,32 @@ fn a_forced_tier_the_device_lacks_is_an_error() {
 }
 
 #[test]
-fn the_tensor_core_tier_needs_each_of_its_features() {
+fn the_tensor_core_tier_and_its_barriers() {
     let p = Attention::new(1, 2, 2, 256, 256, 128).dtype(DType::F16);
     let mut caps = nvidia(Some((32, 32)));
     caps.coop_matrix_f16 = true;
     caps.subgroup_barrier = true;
-    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardCoopMatrix);
-    // Without subgroup barriers the plan falls back to the subgroup tier; forcing it is an error.
+    let with = plan(&p, &caps).unwrap();
+    assert_eq!(with.kernel, Kernel::ForwardCoopMatrix);
+    assert!(with.subgroup_sync);
+    // Subgroup barriers only where the device has them, and only on NVIDIA (whose driver orders
+    // workgroup memory at them); elsewhere the same tier with workgroup barriers.
     caps.subgroup_barrier = false;
-    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardSubgroup);
-    let err = plan_with(&p, &caps, forced(Kernel::ForwardCoopMatrix, None)).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            FlashError::MissingFeature {
-                feature: "SUBGROUP_BARRIER",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let without = plan(&p, &caps).unwrap();
+    assert_eq!(without.kernel, Kernel::ForwardCoopMatrix);
+    assert!(!without.subgroup_sync);
     caps.subgroup_barrier = true;
+    caps.vendor = 0x1002;
+    assert!(!plan(&p, &caps).unwrap().subgroup_sync);
+    caps.vendor = 0x10de;
+    // Without a usable cooperative-matrix configuration: the subgroup tier, and forcing the
+    // tensor cores is an error.
     caps.coop_matrix_f16 = false;
-    assert_eq!(plan(&p, &caps).unwrap().kernel, Kernel::ForwardSubgroup);
+    let fallback = plan(&p, &caps).unwrap();
+    assert_eq!(fallback.kernel, Kernel::ForwardSubgroup);
+    assert!(!fallback.subgroup_sync);
+    let err = plan_with(&p, &caps, forced(Kernel::ForwardCoopMatrix, None)).unwrap_err();
+    assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
 }
 
 #[test]

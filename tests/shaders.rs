@@ -230,13 +230,22 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                     .dtype(DType::F16)
                     .causal(true);
                 for p in [p.clone(), varlen] {
-                    let plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
+                    let mut plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
                     assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix, "{p:?}");
-                    validate_spirv(
-                        &forward::shader_source(&plan),
-                        &format!("coop sg={subgroup} d={d} all={all} {:?}", plan.tiles),
-                    );
-                    n += 1;
+                    // With subgroup barriers (as on NVIDIA) and with workgroup barriers.
+                    for sync in [true, false] {
+                        plan.subgroup_sync = sync;
+                        let source = forward::shader_source(&plan);
+                        assert_eq!(source.contains("subgroupBarrier"), sync);
+                        validate_spirv(
+                            &source,
+                            &format!(
+                                "coop sg={subgroup} d={d} all={all} sync={sync} {:?}",
+                                plan.tiles
+                            ),
+                        );
+                        n += 1;
+                    }
                 }
                 // Every candidate tile of the table that fits (16 and 32 rows per subgroup).
                 for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup) {

@@ -87,6 +87,17 @@ fn options_on_every_tier() {
                 per_head: true,
             })),
             base().softmax_scale(-0.2).with_lse(true),
+            // Bands wide enough that whole key tiles lie inside every row's band (tiles the
+            // tensor-core kernel runs without the per-element mask), with ragged edges on both
+            // sides.
+            Attention::new(1, 2, 1, 300, 700, 32)
+                .dtype(DType::F16)
+                .window_size(200, 100),
+            Attention::new(1, 2, 1, 300, 700, 32)
+                .dtype(DType::F16)
+                .causal(true)
+                .window_size(150, -1)
+                .with_lse(true),
             Attention::varlen(4, 2, 64, &[0, 7, 7, 60, 93], &[0, 50, 52, 52, 140])
                 .dtype(DType::F16)
                 .causal(true)

@@ -19,13 +19,19 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let row_blocks = t.block_m / (16 * t.threads_y);
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
-         const SG: u32 = {}u;\n{}",
+         const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n",
         p.head_dim,
         t.block_n,
         t.threads_y,
         row_blocks,
         t.threads_x,
         super::forward::option_consts(p),
+        plan.subgroup_sync,
+        if plan.subgroup_sync {
+            "subgroupBarrier"
+        } else {
+            "workgroupBarrier"
+        },
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;

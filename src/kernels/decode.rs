@@ -120,8 +120,8 @@ fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
         CacheLayout::Contiguous { .. } => 1,
     };
     if t.kernel == DecodeKernel::Subgroup {
-        let rkd = d4.div_ceil(t.threads_per_key);
-        let kv_per = wide_kv_loads(plan) as u32 + 1;
+        let rkd = chunks_per_lane(plan);
+        let kv_per = if wide_kv_loads(plan) { 2 } else { 1 };
         let header = format!(
             "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst WG: u32 = {}u;\nconst TXK: u32 = {}u;\n\
              const KK: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {page}u;\nconst CAUSAL: bool = {};\n\
@@ -140,7 +140,6 @@ fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
         );
         return super::ShaderText::new(ATTENTION_SUBGROUP_SOURCE, header).unrolled(&[
             ("BM * RKD", t.block_m * rkd),
-            ("KK * KVR", t.keys_per_thread * rkd / kv_per),
             ("BM", t.block_m),
             ("RKD", rkd),
             ("KVR", rkd / kv_per),
@@ -180,17 +179,22 @@ fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
     ])
 }
 
-/// WGSL of `row_sums` in `flash_decode_subgroup.wgsl` for `rows` rows (a power of two) over
 /// Whether the subgroup kernel reads K and V 16 bytes at a time (two head_dim chunks of a 2-byte
-/// type per load): where each lane's chunks pair up and every cache row starts on 16 bytes. The
-/// caches' byte offsets must then be multiples of 16 (checked at encode). On the H200, 3-4% faster
-/// than 8-byte loads at 12 and 24 splits (bench-results/h200-2026-11-30-session5).
+/// type per load): f16 or bf16, head_dim a multiple of 8 (every cache row starts on 16 bytes),
+/// and an even number of head_dim chunks (of 4 elements) per lane, so that a lane's chunks pair
+/// up (d = 128 with 16 lanes per key: yes; d = 40 or 88: no). The caches' byte offsets must then
+/// be multiples of 16 (checked at encode). On the H200, 3-4% faster than 8-byte loads at 12 and 24
+/// splits (bench-results/h200-2026-11-30-session5).
 pub fn wide_kv_loads(plan: &KvCachePlan) -> bool {
-    let rkd = (plan.problem.head_dim / 4).div_ceil(plan.tiles.threads_per_key);
     plan.tiles.kernel == DecodeKernel::Subgroup
         && elem_bytes(plan.storage) == 2
         && plan.problem.head_dim % 8 == 0
-        && rkd % 2 == 0
+        && chunks_per_lane(plan) % 2 == 0
+}
+
+/// Head_dim chunks (of 4 elements) each lane of a key holds in the subgroup kernel.
+fn chunks_per_lane(plan: &KvCachePlan) -> u32 {
+    (plan.problem.head_dim / 4).div_ceil(plan.tiles.threads_per_key)
 }
 
 /// WGSL for the subgroup kernel's K/V loads: `KvVec` (what one load reads), `KV_PER` (head_dim
@@ -213,6 +217,7 @@ fn kv_loads_wgsl(storage: Storage, wide: bool) -> String {
     )
 }
 
+/// WGSL of `row_sums` in `flash_decode_subgroup.wgsl` for `rows` rows (a power of two) over
 /// `lanes` lanes per key: a reduce-scatter (each step, with offset o from lanes / 2 down, halves
 /// the rows a lane carries: the lane with bit o set keeps the upper half), then butterfly steps
 /// on the one row left, so lane kx ends with row kx / (lanes / rows).
@@ -339,8 +344,8 @@ fn page_size(p: &KvCacheAttention) -> u32 {
 
 /// The caller's buffers for one KV-cache step. Byte offsets must be multiples of 4 elements
 /// (tensors) or 4 bytes (f32 vectors); the caches' offsets must be multiples of 16 bytes where the
-/// plan reads them 16 bytes at a time ([`wide_kv_loads`]: f16 or bf16 with head_dim a multiple of 8
-/// on the subgroup kernel).
+/// plan reads them 16 bytes at a time ([`wide_kv_loads`]: the subgroup kernel with f16 or bf16, as
+/// at d = 128 on 32-lane subgroups).
 #[derive(Debug, Clone, Copy)]
 pub struct KvCacheBuffers<'a> {
     /// Queries, (total_q, heads_q, head_dim).
@@ -713,7 +718,7 @@ impl KvCachePlanned {
                         tensor,
                         what: "byte offset",
                         got: tb.offset,
-                        why: "this plan reads the caches 16 bytes at a time (2-byte types, head_dim a multiple of 8, subgroup kernel): their offsets must be multiples of 16 bytes",
+                        why: "this plan reads the caches 16 bytes at a time (kernels::decode::wide_kv_loads): their offsets must be multiples of 16 bytes",
                     });
                 }
             }

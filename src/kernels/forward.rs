@@ -75,14 +75,14 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     // Measured on the H200 (d=128, N=8k, f32): 1.7 TFLOP/s with these loops left to the driver,
     // 10.3 unrolled, because the driver kept the register arrays in local memory.
     super::ShaderText::new(SOURCE, header).unrolled(&[
-            ("RM", rm),
-            ("RN", rn),
-            ("RD4", rd4),
-            ("RM * RN", rm * rn),
-            ("RM * RD4", rm * rd4),
-            ("TX", t.threads_x),
-            ("4u", 4),
-            ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
+        ("RM", rm),
+        ("RN", rn),
+        ("RD4", rd4),
+        ("RM * RN", rm * rn),
+        ("RM * RD4", rm * rd4),
+        ("TX", t.threads_x),
+        ("4u", 4),
+        ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
     ])
 }
 

@@ -143,10 +143,16 @@ impl ShaderText {
         self
     }
 
-    /// What determines the text: the file (by address: each is a `'static` include), the header
-    /// and the unrolled bounds.
+    /// What determines the text: the file (by address and length: each is a `'static` include),
+    /// the header and the unrolled bounds.
     pub(crate) fn key(&self) -> String {
-        format!("{:p}\n{:?}\n{}", self.file.as_ptr(), self.unroll, self.header)
+        format!(
+            "{:p}+{}\n{:?}\n{}",
+            self.file.as_ptr(),
+            self.file.len(),
+            self.unroll,
+            self.header
+        )
     }
 
     /// The WGSL.
@@ -292,7 +298,10 @@ mod tests {
             base.render(),
             unroll(&with_header(file, "const N: u32 = 2u;\n"), &[("N", 2)])
         );
-        assert_eq!(base.key(), text("const N: u32 = 2u;\n").unrolled(&[("N", 2)]).key());
+        assert_eq!(
+            base.key(),
+            text("const N: u32 = 2u;\n").unrolled(&[("N", 2)]).key()
+        );
         for changed in [
             text("const N: u32 = 3u;\n").unrolled(&[("N", 2)]),
             text("const N: u32 = 2u;\n").unrolled(&[("N", 3)]),
