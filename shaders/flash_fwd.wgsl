@@ -29,6 +29,8 @@ const SINKS: bool = false;
 const BIAS: bool = false;     // an additive f32 bias from mask_buf
 const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
+const PAGED: bool = false;    // K and V in pages through the block table in mask_buf
+const PAGE: u32 = 16u;        // PAGED: tokens per page (a constant, so / and % are cheap)
 const WRITE_LSE: bool = true;
 // Q is read from device memory (through the cache) in the score loop instead of being kept in
 // workgroup memory: the plan sets this for tiles that do not fit otherwise (forced ones, or the
@@ -89,8 +91,8 @@ struct Params {
     mask_head_stride: u32,   // elements between head planes (0: broadcast)
     total_q: u32,        // VARLEN: query tokens in all (the LSE is laid out (heads_q, total_q))
     batch: u32,          // VARLEN: sequences; mask_buf holds cu_seqlens_q then cu_seqlens_k
-    _pad3: u32,
-    _pad4: u32,
+    table_offset: u32,   // PAGED: where the block table starts in mask_buf (after the prefix sums)
+    pages_per_seq: u32,  // PAGED: columns of the block table
     _pad5: u32,
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,
@@ -108,9 +110,20 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
 @group(0) @binding(7) var<storage, read> sinks_buf: array<f32>;
-// A bias as f32 bits (-infinity masks), a boolean mask as bytes four to a word, or (VARLEN, which
-// takes no mask) the prefix sums of the sequence lengths.
+// A bias as f32 bits (-infinity masks), a boolean mask as bytes four to a word, or (VARLEN and
+// PAGED, which take no mask) the prefix sums of the sequence lengths, then the block table.
 @group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
+
+// Where key `key` of sequence `seq` starts in a K or V binding (`t`: offset, batch-or-page, token
+// and head strides in vec4 units; `base`: the head's first element, plus the sequence's when not
+// PAGED). Only called for keys inside the sequence, so the block table is never read past a row.
+fn key_row(base: u32, t: vec4<u32>, seq: u32, key: u32) -> u32 {
+    if (PAGED) {
+        let page = mask_buf[params.table_offset + seq * params.pages_per_seq + key / PAGE];
+        return base + page * t.y + (key % PAGE) * t.z;
+    }
+    return base + key * t.z;
+}
 
 var<workgroup> q_tile: array<vec4<f32>, Q_LEN>;
 var<workgroup> kv_tile: array<vec4<f32>, BN * ROW4>;
@@ -142,8 +155,12 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
     let diag_offset = i32(seq_kv) - i32(seq_q); // query i's diagonal key is i + diag_offset
     let q_base = params.q.x + batch * params.q.y + head_q * params.q.w + q_tok0 * params.q.z;
-    let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
-    let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
+    var k_base = params.k.x + head_kv * params.k.w;
+    var v_base = params.v.x + head_kv * params.v.w;
+    if (!PAGED) {
+        k_base += batch * params.k.y + k_tok0 * params.k.z;
+        v_base += batch * params.v.y + k_tok0 * params.v.z;
+    }
 
     if (!STREAM_Q) {
         for (var i = lid; i < BM * D4; i += WG) {
@@ -203,7 +220,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         let i = lid + u * WG;
         var x = vec4<f32>(0.0);
         if (i < BN * D4 && kv_start + i / D4 < seq_kv) {
-            x = unpack4(k_buf[k_base + (kv_start + i / D4) * params.k.z + i % D4]);
+            x = unpack4(k_buf[key_row(k_base, params.k, batch, kv_start + i / D4) + i % D4]);
         }
         staged[u] = x;
     }
@@ -223,7 +240,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             let i = lid + u * WG;
             var x = vec4<f32>(0.0);
             if (i < BN * D4 && n0 + i / D4 < seq_kv) {
-                x = unpack4(v_buf[v_base + (n0 + i / D4) * params.v.z + i % D4]);
+                x = unpack4(v_buf[key_row(v_base, params.v, batch, n0 + i / D4) + i % D4]);
             }
             staged[u] = x;
         }
@@ -353,7 +370,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
                 let i = lid + u * WG;
                 var x = vec4<f32>(0.0);
                 if (i < BN * D4 && n0 + BN + i / D4 < seq_kv) {
-                    x = unpack4(k_buf[k_base + (n0 + BN + i / D4) * params.k.z + i % D4]);
+                    x = unpack4(k_buf[key_row(k_base, params.k, batch, n0 + BN + i / D4) + i % D4]);
                 }
                 staged[u] = x;
             }

@@ -104,8 +104,8 @@ struct Params {
     mask_head_stride: u32,   // elements between head planes (0: broadcast)
     total_q: u32,        // VARLEN: query tokens in all (the LSE is laid out (heads_q, total_q))
     batch: u32,          // VARLEN: sequences; mask_buf holds cu_seqlens_q then cu_seqlens_k
-    _pad3: u32,
-    _pad4: u32,
+    table_offset: u32,   // PAGED (not read by this kernel yet)
+    pages_per_seq: u32,
     _pad5: u32,
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,

@@ -871,12 +871,20 @@ impl FlashPlan {
                 contents: bytemuck::bytes_of(&params),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        // A variable-length batch's prefix sums travel with the dispatch, like the params.
-        let cu_seqlens = p.cu_seqlens.as_ref().map(|(cq, ck)| {
+        // A variable-length batch's prefix sums, then a block table, travel with the dispatch
+        // like the params (in the mask's slot: neither takes a mask).
+        let mut words: Vec<u32> = Vec::new();
+        if let Some((cq, ck)) = &p.cu_seqlens {
+            words.extend(cq.iter().chain(ck));
+        }
+        if let Some(pk) = &p.paged_kv {
+            words.extend(&pk.block_table);
+        }
+        let cu_seqlens = (!words.is_empty()).then(|| {
             self.device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("cu_seqlens"),
-                    contents: bytemuck::cast_slice(&[cq.as_slice(), ck.as_slice()].concat()),
+                    label: Some("cu_seqlens and block table"),
+                    contents: bytemuck::cast_slice(&words),
                     usage: wgpu::BufferUsages::STORAGE,
                 })
         });

@@ -22,4 +22,4 @@ pub use kvcache::{
     RotaryEmbedding, RotaryStyle,
 };
 pub use plan::{DeviceCaps, Kernel, Plan, PlanOptions, Storage, Tiles};
-pub use problem::{AlibiSlopes, Attention, AttnMask, DType, MaskKind, Strides, Tensor};
+pub use problem::{AlibiSlopes, Attention, AttnMask, DType, MaskKind, PagedKv, Strides, Tensor};

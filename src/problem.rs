@@ -179,6 +179,29 @@ pub struct Attention {
     pub mask: Option<AttnMask>,
     /// Variable-length batch: prefix sums of the query and key lengths (see [`Attention::varlen`]).
     pub cu_seqlens: Option<(Vec<u32>, Vec<u32>)>,
+    /// K and V stored in pages through a block table (see [`Attention::paged_kv`]).
+    pub paged_kv: Option<PagedKv>,
+}
+
+/// K and V in fixed-size pages, FlashAttention's `block_table` form: K and V are each laid out
+/// (num_pages, page_size, heads_kv, head_dim) by their strides (batch stride = page stride), and key
+/// j of sequence b lives at token j % page_size of page `block_table[b * pages_per_seq + j /
+/// page_size]`. Pages may be in any order and shared between sequences.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PagedKv {
+    /// Tokens per page (any size from 1).
+    pub page_size: u32,
+    /// Pages the K and V buffers hold.
+    pub num_pages: u32,
+    /// Each sequence's pages in key order, `pages_per_seq` to a row, one row per sequence.
+    pub block_table: Vec<u32>,
+}
+
+impl PagedKv {
+    /// Columns of the block table.
+    pub fn pages_per_seq(&self, batch: u32) -> u32 {
+        (self.block_table.len() as u64 / batch.max(1) as u64) as u32
+    }
 }
 
 impl Attention {
@@ -215,6 +238,7 @@ impl Attention {
             sinks: false,
             mask: None,
             cu_seqlens: None,
+            paged_kv: None,
         }
     }
 
@@ -259,6 +283,35 @@ impl Attention {
         ];
         p.cu_seqlens = Some((cu_seqlens_q.to_vec(), cu_seqlens_k.to_vec()));
         p
+    }
+
+    /// K and V read through a block table of pages (FlashAttention's `block_table`; see
+    /// [`PagedKv`]): `block_table` has one row of pages per sequence, each row long enough for
+    /// that sequence's keys (`seq_kv`, or its length in a variable-length batch). K and V become
+    /// (num_pages, page_size, heads_kv, head_dim), contiguous unless strides are set after this.
+    /// Takes no mask buffer (the table travels in its place). The tensor-core tier does not read
+    /// paged K/V yet: the plan takes the subgroup or portable tier.
+    ///
+    /// ```
+    /// use wgpu_flash_attn::{Attention, DType};
+    /// // Two sequences of 5 and 20 keys over pages of 8 tokens; sequence 1 uses pages 3, 0, 2.
+    /// let p = Attention::varlen(4, 2, 64, &[0, 5, 25], &[0, 5, 25])
+    ///     .dtype(DType::F16)
+    ///     .causal(true)
+    ///     .paged_kv(8, 4, &[1, 0, 0, 3, 0, 2]);
+    /// p.validate()?;
+    /// # Ok::<(), wgpu_flash_attn::FlashError>(())
+    /// ```
+    pub fn paged_kv(mut self, page_size: u32, num_pages: u32, block_table: &[u32]) -> Self {
+        let pages = Strides::contiguous(page_size, self.heads_kv, self.head_dim);
+        self.strides[1] = pages;
+        self.strides[2] = pages;
+        self.paged_kv = Some(PagedKv {
+            page_size,
+            num_pages,
+            block_table: block_table.to_vec(),
+        });
+        self
     }
 
     /// Sequence b of a variable-length batch as a problem of its own (batch 1); the problem itself
@@ -413,8 +466,11 @@ impl Attention {
             .unwrap_or(1.0 / (self.head_dim as f32).sqrt())
     }
 
-    /// (batch, seq, heads) of a tensor.
+    /// (batch, seq, heads) of a tensor; (num_pages, page_size, heads_kv) for paged K and V.
     pub fn dims_of(&self, tensor: Tensor) -> (u32, u32, u32) {
+        if let (Tensor::K | Tensor::V, Some(pk)) = (tensor, &self.paged_kv) {
+            return (pk.num_pages, pk.page_size, self.heads_kv);
+        }
         match tensor {
             _ if self.cu_seqlens.is_some() => {
                 let (tq, tk) = self.total_tokens();
@@ -485,6 +541,53 @@ impl Attention {
         } else {
             full
         }
+    }
+
+    /// Checks a block table against the sequences' key counts.
+    fn validate_pages(&self, pk: &PagedKv) -> Result<()> {
+        let bad = |what, got: String, why| Err(FlashError::BadOption { what, got, why });
+        if pk.page_size == 0 || pk.num_pages == 0 {
+            return bad(
+                "paged_kv",
+                format!("page_size {}, num_pages {}", pk.page_size, pk.num_pages),
+                "pages hold at least one token and there is at least one page",
+            );
+        }
+        if self.mask.is_some() {
+            return bad(
+                "attn_mask",
+                "on".into(),
+                "a mask buffer cannot be combined with paged K/V (the block table takes its place)",
+            );
+        }
+        let per_seq = pk.pages_per_seq(self.batch);
+        if per_seq == 0 || pk.block_table.len() as u64 != per_seq as u64 * self.batch as u64 {
+            return bad(
+                "block_table",
+                format!("{} entries for batch {}", pk.block_table.len(), self.batch),
+                "one row of pages per sequence, all rows as long",
+            );
+        }
+        for b in 0..self.batch {
+            let keys = self.sequence(b).seq_kv;
+            let needed = keys.div_ceil(pk.page_size);
+            if needed > per_seq {
+                return bad(
+                    "block_table",
+                    format!("{per_seq} pages per sequence of {} tokens", pk.page_size),
+                    "each row must hold its sequence's keys",
+                );
+            }
+            let row = &pk.block_table[(b * per_seq) as usize..][..needed as usize];
+            if let Some(&page) = row.iter().find(|&&page| page >= pk.num_pages) {
+                return bad(
+                    "block_table",
+                    format!("page {page} of sequence {b}"),
+                    "every page a sequence uses must be below num_pages",
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Checks everything that does not depend on a device.
@@ -564,20 +667,22 @@ impl Attention {
                 seq: heads as u64 * self.head_dim as u64,
                 head: self.head_dim as u64,
             };
-            let expected = [
-                packed(self.heads_q),
-                packed(self.heads_kv),
-                packed(self.heads_kv),
-                packed(self.heads_q),
-            ];
+            let kv = match &self.paged_kv {
+                Some(pk) => Strides::contiguous(pk.page_size, self.heads_kv, self.head_dim),
+                None => packed(self.heads_kv),
+            };
+            let expected = [packed(self.heads_q), kv, kv, packed(self.heads_q)];
             if let Some(t) = (0..4).find(|&t| self.strides[t] != expected[t]) {
                 return Err(FlashError::BadLayout {
                     tensor: [Tensor::Q, Tensor::K, Tensor::V, Tensor::O][t].name(),
                     what: "strides",
                     got: self.strides[t].seq,
-                    why: "a variable-length batch takes packed (total tokens, heads, head_dim) tensors",
+                    why: "a variable-length batch takes packed (total tokens, heads, head_dim) tensors (contiguous pages for paged K/V)",
                 });
             }
+        }
+        if let Some(pk) = &self.paged_kv {
+            self.validate_pages(pk)?;
         }
         let (left, right) = self.window_size;
         for (what, v) in [

@@ -115,26 +115,33 @@ fn every_forward_variant_validates_and_translates() {
             }
         }
     }
-    // Variable-length batches (which take no mask buffer), with the other options.
+    // Variable-length batches (which take no mask buffer), with the other options, with K and V
+    // contiguous and in pages.
     for dtype in [DType::F32, DType::F16, DType::BF16] {
         for tiles in tuning::forward_candidates() {
-            let p = Attention::varlen(2, 1, 36, &[0, 3, 9], &[0, 5, 5])
+            let dense = Attention::varlen(2, 1, 36, &[0, 3, 9], &[0, 5, 5])
                 .dtype(dtype)
                 .causal(true)
                 .window_size(4, -1)
                 .softcap(3.0)
                 .sinks(true)
                 .with_lse(true);
-            let options = PlanOptions {
-                tiles: Some(tiles),
-                ..Default::default()
-            };
-            if let Ok(plan) = plan_with(&p, &caps, options) {
-                validate(
-                    &forward::shader_source(&plan),
-                    &format!("forward varlen {dtype:?} {tiles:?}"),
-                );
-                n += 1;
+            let paged = dense.clone().paged_kv(3, 4, &[0, 1, 2, 3]);
+            for p in [dense, paged] {
+                let options = PlanOptions {
+                    tiles: Some(tiles),
+                    ..Default::default()
+                };
+                if let Ok(plan) = plan_with(&p, &caps, options) {
+                    validate(
+                        &forward::shader_source(&plan),
+                        &format!(
+                            "forward varlen {dtype:?} paged={} {tiles:?}",
+                            p.paged_kv.is_some()
+                        ),
+                    );
+                    n += 1;
+                }
             }
         }
     }

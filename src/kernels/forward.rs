@@ -38,7 +38,9 @@ pub(crate) struct Params {
     mask_head_stride: u32,
     total_q: u32,
     batch: u32,
-    _pad3: [u32; 3],
+    table_offset: u32,
+    pages_per_seq: u32,
+    _pad5: u32,
     q: [u32; 4],
     k: [u32; 4],
     v: [u32; 4],
@@ -122,7 +124,8 @@ fn row_reductions_wgsl(kernel: Kernel, threads_x: u32) -> String {
 pub(crate) fn option_consts(p: &Attention) -> String {
     format!(
         "const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
-         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\nconst WRITE_LSE: bool = {};\n",
+         const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\n\
+         const PAGED: bool = {};\nconst PAGE: u32 = {}u;\nconst WRITE_LSE: bool = {};\n",
         p.banded(),
         scaled(p),
         p.softcap > 0.0,
@@ -131,6 +134,8 @@ pub(crate) fn option_consts(p: &Attention) -> String {
         matches!(p.mask, Some(m) if m.kind == MaskKind::Additive),
         matches!(p.mask, Some(m) if m.kind == MaskKind::Boolean),
         p.cu_seqlens.is_some(),
+        p.paged_kv.is_some(),
+        p.paged_kv.as_ref().map_or(1, |pk| pk.page_size),
         p.with_lse,
     )
 }
@@ -256,7 +261,16 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
             .map_or(0, |m| if m.per_head { p.seq_q * p.seq_kv } else { 0 }),
         total_q: p.total_tokens().0 as u32,
         batch: p.batch,
-        _pad3: [0; 3],
+        // The block table follows the prefix sums of a variable-length batch in the same buffer.
+        table_offset: extra.mask
+            + p.cu_seqlens
+                .as_ref()
+                .map_or(0, |(cq, ck)| (cq.len() + ck.len()) as u32),
+        pages_per_seq: p
+            .paged_kv
+            .as_ref()
+            .map_or(0, |pk| pk.pages_per_seq(p.batch)),
+        _pad5: 0,
         q: strides4(Tensor::Q, first4[0]),
         k: strides4(Tensor::K, first4[1]),
         v: strides4(Tensor::V, first4[2]),

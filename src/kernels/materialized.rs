@@ -178,6 +178,7 @@ impl Materialized {
             ("sinks", problem.sinks),
             ("attn_mask", problem.mask.is_some()),
             ("varlen", problem.cu_seqlens.is_some()),
+            ("paged_kv", problem.paged_kv.is_some()),
         ];
         if let Some((what, _)) = unsupported.into_iter().find(|(_, on)| *on) {
             return Err(FlashError::BadOption {
