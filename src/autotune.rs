@@ -123,6 +123,10 @@ pub struct TuneKey {
     pub causal: bool,
     /// max(seq_q, seq_kv) rounded up to a power of two.
     pub seq_bucket: u32,
+    /// K and V in pages (which the tensor-core tier does not read): such problems keep winners of
+    /// their own.
+    #[serde(default)]
+    pub paged: bool,
 }
 
 impl TuneKey {
@@ -146,6 +150,7 @@ impl TuneKey {
             head_dim: problem.head_dim,
             causal: problem.causal,
             seq_bucket: problem.seq_q.max(problem.seq_kv).next_power_of_two(),
+            paged: problem.paged_kv.is_some(),
         }
     }
 }

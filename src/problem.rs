@@ -288,9 +288,12 @@ impl Attention {
     /// K and V read through a block table of pages (FlashAttention's `block_table`; see
     /// [`PagedKv`]): `block_table` has one row of pages per sequence, each row long enough for
     /// that sequence's keys (`seq_kv`, or its length in a variable-length batch). K and V become
-    /// (num_pages, page_size, heads_kv, head_dim), contiguous unless strides are set after this.
-    /// Takes no mask buffer (the table travels in its place). The tensor-core tier does not read
-    /// paged K/V yet: the plan takes the subgroup or portable tier.
+    /// (num_pages, page_size, heads_kv, head_dim), contiguous; a fixed batch may set other strides
+    /// after this (a variable-length batch takes contiguous pages). Takes no mask buffer (the table
+    /// travels in its place). The table is part of the problem, so a new table means a new plan
+    /// (its pipeline comes from the cache), and the whole pool must fit one storage binding;
+    /// [`Attention::len_of`] and [`crate::plan::Plan::tensor_bytes`] count every page. The
+    /// tensor-core tier does not read paged K/V yet: the plan takes the subgroup or portable tier.
     ///
     /// ```
     /// use wgpu_flash_attn::{Attention, DType};
@@ -314,8 +317,8 @@ impl Attention {
         self
     }
 
-    /// Sequence b of a variable-length batch as a problem of its own (batch 1); the problem itself
-    /// when it is not variable-length.
+    /// Sequence b of a variable-length batch as a problem of its own (batch 1, with its row of the
+    /// block table when K and V are paged); the problem itself when it is not variable-length.
     pub fn sequence(&self, b: u32) -> Attention {
         match &self.cu_seqlens {
             None => self.clone(),
@@ -330,6 +333,12 @@ impl Attention {
                 };
                 s.seq_q = len(cq);
                 s.seq_kv = len(ck);
+                if let Some(pk) = &mut s.paged_kv {
+                    let per_seq = pk.pages_per_seq(self.batch) as usize;
+                    let start = (b as usize * per_seq).min(pk.block_table.len());
+                    let end = (start + per_seq).min(pk.block_table.len());
+                    pk.block_table = pk.block_table[start..end].to_vec();
+                }
                 s
             }
         }

@@ -4,7 +4,7 @@
 //! softmax, deliberately not the online algorithm the kernels use.
 
 use crate::context::HostInputs;
-use crate::problem::{AlibiSlopes, Attention, MaskKind, Tensor};
+use crate::problem::{AlibiSlopes, Attention, MaskKind, Strides, Tensor};
 
 /// O and the natural-log LSE of a problem, in f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +75,15 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
         p.mask.is_none() || inputs.mask.is_some(),
         "the problem has a mask: give it"
     );
+    if p.paged_kv.is_some() {
+        let (dense, k, v) = unpaged(p, inputs.k, inputs.v);
+        let inputs = HostInputs {
+            k: &k,
+            v: &v,
+            ..inputs
+        };
+        return attention_full(&dense, inputs, read);
+    }
     if let Some((cq, ck)) = &p.cu_seqlens {
         return varlen(p, cq, ck, inputs, &read);
     }
@@ -228,6 +237,49 @@ fn varlen(
     Reference { out, lse }
 }
 
+/// A problem with paged K and V ([`Attention::paged_kv`]) as the same problem with K and V
+/// contiguous ((batch, seq_kv, heads_kv, head_dim), or packed for a variable-length batch), and
+/// its K and V gathered through the block table. A problem without pages comes back as it is.
+pub fn unpaged(p: &Attention, k: &[f32], v: &[f32]) -> (Attention, Vec<f32>, Vec<f32>) {
+    let Some(pk) = &p.paged_kv else {
+        return (p.clone(), k.to_vec(), v.to_vec());
+    };
+    let mut dense = p.clone();
+    dense.paged_kv = None;
+    dense.strides[1] = match &p.cu_seqlens {
+        Some(_) => Strides {
+            batch: 0,
+            seq: p.heads_kv as u64 * p.head_dim as u64,
+            head: p.head_dim as u64,
+        },
+        None => Strides::contiguous(p.seq_kv, p.heads_kv, p.head_dim),
+    };
+    dense.strides[2] = dense.strides[1];
+    let per_seq = pk.pages_per_seq(p.batch) as usize;
+    let d = p.head_dim as usize;
+    let gather_keys = |t: Tensor, data: &[f32]| {
+        let st = p.strides_of(t);
+        let mut out = Vec::with_capacity(dense.len_of(t) as usize);
+        for b in 0..p.batch {
+            let keys = p.sequence(b).seq_kv;
+            for j in 0..keys {
+                let page = pk.block_table[b as usize * per_seq + (j / pk.page_size) as usize];
+                for h in 0..p.heads_kv as u64 {
+                    let at = (page as u64 * st.batch
+                        + (j % pk.page_size) as u64 * st.seq
+                        + h * st.head) as usize;
+                    out.extend_from_slice(&data[at..at + d]);
+                }
+            }
+        }
+        // Tensors keep at least one token (as dims_of says).
+        out.resize(out.len().max(dense.span_of(t) as usize), 0.0);
+        out
+    };
+    let (k, v) = (gather_keys(Tensor::K, k), gather_keys(Tensor::V, v));
+    (dense, k, v)
+}
+
 /// Gathers a tensor laid out by the problem's strides into contiguous (batch, seq, heads, head_dim).
 pub fn gather(p: &Attention, tensor: Tensor, data: &[f32]) -> Vec<f32> {
     let (nb, ns, nh) = p.dims_of(tensor);
@@ -262,6 +314,10 @@ pub type Row = (Vec<f64>, f64);
 /// When a row index is out of range, a slice is shorter than the problem's layout, or the problem
 /// uses an option this function does not model.
 pub fn rows(p: &Attention, q: &[f32], k: &[f32], v: &[f32], rows: &[(u32, u32, u32)]) -> Vec<Row> {
+    if p.paged_kv.is_some() {
+        let (dense, k, v) = unpaged(p, k, v);
+        return self::rows(&dense, q, &k, &v, rows);
+    }
     assert!(
         p.softcap == 0.0
             && p.alibi.is_none()

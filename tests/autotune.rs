@@ -31,6 +31,7 @@ fn entry(seq_bucket: u32, tiles: [u32; 4]) -> TuneEntry {
             head_dim: 128,
             causal: true,
             seq_bucket,
+            paged: false,
         },
         kernel: "subgroup".into(),
         tiles,
@@ -52,6 +53,16 @@ fn cache_round_trips_through_json_and_disk() {
         [64, 32, 16, 16]
     );
     assert_eq!(TuneCache::from_json(&cache.to_json()).unwrap(), cache);
+    // A paged twin keeps a winner of its own (the tensor-core tier cannot run it); caches written
+    // before the field existed read as not paged.
+    let mut paged = entry(8192, [32, 32, 8, 16]);
+    paged.key.paged = true;
+    cache.insert(paged);
+    assert_eq!(cache.entries.len(), 3);
+    let old = cache.to_json().replace(",\n        \"paged\": false", "");
+    assert!(!old.contains("\"paged\": false"), "{old}");
+    assert_eq!(TuneCache::from_json(&old).unwrap(), cache);
+    cache.entries.pop();
 
     let dir = scratch_dir("round-trip");
     let path = dir.join(CACHE_FILE);

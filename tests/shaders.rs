@@ -127,12 +127,24 @@ fn every_forward_variant_validates_and_translates() {
                 .sinks(true)
                 .with_lse(true);
             let paged = dense.clone().paged_kv(3, 4, &[0, 1, 2, 3]);
+            // The dense problem plans wherever the paged one does (same tiles, same options).
+            let dense_plans = plan_with(
+                &dense,
+                &caps,
+                PlanOptions {
+                    tiles: Some(tiles),
+                    ..Default::default()
+                },
+            )
+            .is_ok();
             for p in [dense, paged] {
                 let options = PlanOptions {
                     tiles: Some(tiles),
                     ..Default::default()
                 };
-                if let Ok(plan) = plan_with(&p, &caps, options) {
+                let planned = plan_with(&p, &caps, options);
+                assert_eq!(planned.is_ok(), dense_plans, "{p:?} {tiles:?}: {planned:?}");
+                if let Ok(plan) = planned {
                     validate(
                         &forward::shader_source(&plan),
                         &format!(

@@ -387,12 +387,14 @@ fn paged_kv_reads_the_same_keys() {
             let lens: Vec<u32> = (0..dense.batch).map(|b| dense.sequence(b).seq_kv).collect();
             let per_seq = lens.iter().map(|l| l.div_ceil(page)).max().unwrap();
             let used: u32 = lens.iter().map(|l| l.div_ceil(page)).sum();
+            // Two spare pages, left NaN: the table's unused columns point at the last one.
             let num_pages = used + 2;
-            let mut free: Vec<u32> = (0..num_pages).collect();
+            let spare = num_pages - 1;
+            let mut free: Vec<u32> = (0..spare).collect();
             for i in (1..free.len()).rev() {
                 free.swap(i, rng.random_range(0..=i));
             }
-            let mut table = vec![0u32; (dense.batch * per_seq) as usize];
+            let mut table = vec![spare; (dense.batch * per_seq) as usize];
             let row = (dense.heads_kv * dense.head_dim) as usize;
             let mut paged_k = vec![f32::NAN; num_pages as usize * page as usize * row];
             let mut paged_v = paged_k.clone();
@@ -417,6 +419,17 @@ fn paged_kv_reads_the_same_keys() {
             }
             let paged = dense.clone().paged_kv(page, num_pages, &table);
             paged.validate().unwrap();
+            // The oracle reads pages too; a sequence of its own keeps its row of the table.
+            let by_pages =
+                wgpu_flash_attn::reference::attention(&paged, &inputs.q, &paged_k, &paged_v);
+            let by_rows =
+                wgpu_flash_attn::reference::attention(&dense, &inputs.q, &inputs.k, &inputs.v);
+            assert_eq!(by_pages.out, by_rows.out);
+            let last = paged.sequence(paged.batch - 1);
+            if paged.cu_seqlens.is_some() {
+                let row = &table[((paged.batch - 1) * per_seq) as usize..];
+                assert_eq!(last.paged_kv.unwrap().block_table, row);
+            }
             let paged_inputs = Inputs {
                 k: paged_k,
                 v: paged_v,
