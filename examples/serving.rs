@@ -15,7 +15,8 @@
 //! Flags (all take a number): --prompt, --decoders, --context (the longest decoder context; they
 //! start at context/2 .. context), --budget (tokens per step in the chunked schedule), --heads,
 //! --heads-kv, --dim, --page-size, --steps-before (decode-only steps before the prompt arrives),
-//! --steps-after (decode-only steps after it is done).
+//! --steps-after (decode-only steps after it is done), --forward-prefill (1: prompt chunks through
+//! the forward kernels; 0, the default: through the KV-cache kernel).
 //!
 //! Queries, keys and values are seeded random numbers: the rest of the model is left out, and the
 //! cost of attention does not depend on the values.
@@ -33,6 +34,7 @@ struct Config {
     page_size: u32,
     before: u32,
     after: u32,
+    forward_prefill: bool,
 }
 
 fn parse() -> Result<Config, String> {
@@ -47,6 +49,7 @@ fn parse() -> Result<Config, String> {
         page_size: 16,
         before: 16,
         after: 64,
+        forward_prefill: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     for pair in args.chunks(2) {
@@ -65,6 +68,7 @@ fn parse() -> Result<Config, String> {
             "--page-size" => c.page_size = v,
             "--steps-before" => c.before = v,
             "--steps-after" => c.after = v,
+            "--forward-prefill" => c.forward_prefill = v != 0,
             _ => return Err(format!("unknown flag {flag} (see the file's header)")),
         }
     }
@@ -234,6 +238,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .causal(true)
                     .append_new_kv(true)
                     .rotary(Some(RotaryEmbedding::half_split(c.dim, 10000.0)));
+                let problem = problem.forward_prefill(c.forward_prefill);
                 let host = std::time::Instant::now();
                 let plan = ctx.plan_kv_cache(&problem)?;
                 let planned = host.elapsed().as_secs_f64() * 1e3;

@@ -26,7 +26,7 @@
 
 use crate::error::{FlashError, Result};
 use crate::plan::{storage_for, DeviceCaps, Storage, BROWSER_BACKEND};
-use crate::problem::{DType, MAX_HEAD_DIM};
+use crate::problem::{Attention, DType, Strides, MAX_HEAD_DIM};
 
 /// How the K and V caches are laid out (both the same way, in two buffers).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +151,17 @@ pub struct KvCacheAttention {
     pub rotary: Option<RotaryEmbedding>,
     /// Force the number of KV splits (otherwise the plan picks it).
     pub num_splits: Option<u32>,
+    /// Run the prefill chunks (sequences with at least [`FORWARD_PREFILL_TOKENS`] query tokens)
+    /// through the forward kernels, over the same caches, instead of the KV-cache kernel (each
+    /// where the forward kernels can plan it). Off by default: what it gains has not been measured
+    /// on a GPU with the tensor-core tier yet. Never for steps that ask for the LSE, nor for caches
+    /// split into several windows.
+    pub forward_prefill: bool,
 }
+
+/// Query tokens from which a sequence of a step counts as a prefill chunk for
+/// [`KvCacheAttention::forward_prefill`].
+pub const FORWARD_PREFILL_TOKENS: u32 = 64;
 
 impl KvCacheAttention {
     /// A step over `cached[b]` tokens per sequence with queries `cu_seqlens_q`, contiguous caches
@@ -177,6 +187,7 @@ impl KvCacheAttention {
             append_new_kv: false,
             rotary: None,
             num_splits: None,
+            forward_prefill: false,
         };
         // Room for every cached token and one new token per query, should the step append.
         let capacity = (0..step.batch())
@@ -265,6 +276,45 @@ impl KvCacheAttention {
     pub fn num_splits(mut self, splits: u32) -> Self {
         self.num_splits = Some(splits);
         self
+    }
+
+    /// Runs prefill chunks through the forward kernels (`true`) or the KV-cache kernel (`false`,
+    /// the default); see [`KvCacheAttention::forward_prefill`].
+    pub fn forward_prefill(mut self, on: bool) -> Self {
+        self.forward_prefill = on;
+        self
+    }
+
+    /// Sequence b's attention as a forward problem (batch 1) over the caches: its query tokens
+    /// against its cached keys (plus its new ones when appending), K and V read from the cache
+    /// buffers (entry b of a contiguous cache: bind them at that entry; pages through row b of the
+    /// block table), Q and O packed (bind them at the sequence's first token).
+    pub fn forward_problem(&self, b: u32) -> Attention {
+        let n = self.seq_q(b);
+        let keys = self.cached.get(b as usize).copied().unwrap_or(0)
+            + if self.append_new_kv { n } else { 0 };
+        let a = Attention::new(1, self.heads_q, self.heads_kv, n, keys, self.head_dim)
+            .dtype(self.dtype)
+            .causal(self.causal)
+            .softmax_scale(self.scale());
+        match &self.layout {
+            CacheLayout::Contiguous { capacity } => {
+                let mut a = a;
+                let entry = Strides::contiguous(*capacity, self.heads_kv, self.head_dim);
+                a.strides[1] = entry;
+                a.strides[2] = entry;
+                a
+            }
+            CacheLayout::Paged {
+                page_size,
+                num_pages,
+                block_table,
+            } => {
+                let per_seq = self.pages_per_seq() as usize;
+                let row = &block_table[b as usize * per_seq..][..per_seq];
+                a.paged_kv(*page_size, *num_pages, row)
+            }
+        }
     }
 
     /// Number of sequences.
@@ -840,6 +890,9 @@ pub struct KvCachePlan {
     pub splits: u32,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
+    /// Sequences whose attention runs through the forward kernels instead (prefill chunks; see
+    /// [`KvCacheAttention::forward_prefill`]), each as [`KvCacheAttention::forward_problem`].
+    pub forward: Vec<u32>,
     /// Dispatches, each over a window of the caches that fits one binding (usually one).
     pub windows: Vec<CacheWindow>,
     /// Attention workgroups in x (splits times KV heads, the heads varying fastest), y (work items
@@ -952,6 +1005,19 @@ fn packed_rows(problem: &KvCacheAttention) -> u32 {
     problem.heads_q / problem.heads_kv * max_q
 }
 
+/// The sequences of a step that run through the forward kernels: prefill chunks, where the step
+/// asks for it, with no LSE asked for and the caches in one window; each only where the forward
+/// kernels can plan it.
+fn forward_prefill(problem: &KvCacheAttention, windows: usize, caps: &DeviceCaps) -> Vec<u32> {
+    if !problem.forward_prefill || problem.with_lse || windows > 1 {
+        return Vec::new();
+    }
+    (0..problem.batch())
+        .filter(|&b| problem.seq_q(b) >= FORWARD_PREFILL_TOKENS)
+        .filter(|&b| crate::plan::plan(&problem.forward_problem(b), caps).is_ok())
+        .collect()
+}
+
 /// Plans a KV-cache step for a device.
 pub fn plan(problem: &KvCacheAttention, caps: &DeviceCaps) -> Result<KvCachePlan> {
     plan_with(problem, caps, None)
@@ -975,13 +1041,22 @@ pub fn plan_with(
     };
     let block_m = tiles.block_m;
     let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);
-    let mut work = Vec::new();
-    for b in 0..problem.batch() {
-        for block in 0..(problem.seq_q(b) * group).div_ceil(block_m) {
-            work.push((b, block));
+    let work_of = |skip: &[u32]| {
+        let mut work = Vec::new();
+        for b in (0..problem.batch()).filter(|b| !skip.contains(b)) {
+            for block in 0..(problem.seq_q(b) * group).div_ceil(block_m) {
+                work.push((b, block));
+            }
         }
+        work
+    };
+    let mut work = work_of(&[]);
+    let mut windows = cache_windows(problem, &work, caps)?;
+    let forward = forward_prefill(problem, windows.len(), caps);
+    if !forward.is_empty() {
+        work = work_of(&forward);
+        windows = cache_windows(problem, &work, caps)?;
     }
-    let windows = cache_windows(problem, &work, caps)?;
     // Workgroups of the largest dispatch, before splitting.
     let blocks = windows
         .iter()
@@ -1008,6 +1083,8 @@ pub fn plan_with(
             tiles.div_ceil(tiles.div_ceil(splits)) as u32
         }
     };
+    // Every sequence through the forward kernels: nothing to split or combine.
+    let splits = if work.is_empty() { 1 } else { splits };
     let grid = [
         splits as u64 * problem.heads_kv as u64,
         windows
@@ -1046,6 +1123,7 @@ pub fn plan_with(
         tiles,
         splits,
         work,
+        forward,
         windows,
         grid,
         workgroup_bytes,

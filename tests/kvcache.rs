@@ -401,6 +401,53 @@ fn plans_of_the_same_kernels_reuse_their_pipelines() {
 }
 
 #[test]
+fn prefill_chunks_through_the_forward_kernels() {
+    // A mixed step: two decoding sequences around a prefill chunk of 80 tokens over a cached
+    // prefix, appended and rotated, causal; the chunk runs through the forward kernels (asked
+    // for), the decoding tokens through the KV-cache kernel, split 3 ways so that the combine pass also writes the
+    // chunk's rows before the forward pass does.
+    let cu = [0u32, 1, 81, 82];
+    let cached = [40u32, 50, 200];
+    let (num_pages, table) = shuffled_table(3, 20, 16, 31);
+    for dtype in [DType::F32, DType::F16] {
+        for paged in [false, true] {
+            let mut p = KvCacheAttention::new(8, 2, 32, &cu, &cached)
+                .dtype(dtype)
+                .causal(true)
+                .append_new_kv(true)
+                .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
+                .num_splits(3)
+                .forward_prefill(true);
+            if paged {
+                p = p.paged(16, num_pages, &table);
+            }
+            let plan = kvcache::plan(&p, ctx().caps()).unwrap();
+            assert_eq!(plan.forward, vec![1], "{plan:?}");
+            assert!(plan.work.iter().all(|&(b, _)| b != 1));
+            check(&p, 1300 + paged as u64);
+            // Not by default, nor when the LSE is asked for.
+            assert!(!KvCacheAttention::new(8, 2, 32, &cu, &cached).forward_prefill);
+            let off = kvcache::plan(&p.clone().forward_prefill(false), ctx().caps()).unwrap();
+            assert!(off.forward.is_empty() && off.work.iter().any(|&(b, _)| b == 1));
+            let lse = kvcache::plan(&p.clone().with_lse(true), ctx().caps()).unwrap();
+            assert!(lse.forward.is_empty());
+        }
+    }
+    // Only prefill chunks: no KV-cache attention, no split.
+    let p = KvCacheAttention::new(4, 4, 32, &[0, 70], &[30])
+        .causal(true)
+        .append_new_kv(true)
+        .num_splits(4)
+        .forward_prefill(true);
+    let plan = kvcache::plan(&p, ctx().caps()).unwrap();
+    assert_eq!(
+        (plan.forward.len(), plan.work.len(), plan.splits),
+        (1, 0, 1)
+    );
+    check(&p, 1310);
+}
+
+#[test]
 fn merge_states_on_gpu_and_host() {
     // Attention over 3 disjoint key ranges (one empty for some rows), merged by LSE, equals the
     // attention over all keys.

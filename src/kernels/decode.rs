@@ -619,6 +619,11 @@ impl FlashContext {
         // The context's: read-only, writable, second writable.
         let p = &self.placeholders;
         let placeholders = [p[1].clone(), p[0].clone(), p[2].clone()];
+        let forward = plan
+            .forward
+            .iter()
+            .map(|&b| self.plan(&problem.forward_problem(b)))
+            .collect::<Result<Vec<_>>>()?;
         Ok(KvCachePlanned {
             plan,
             device: device.clone(),
@@ -630,6 +635,7 @@ impl FlashContext {
             meta,
             meta_layout,
             placeholders,
+            forward,
         })
     }
 
@@ -667,6 +673,9 @@ pub struct KvCachePlanned {
     meta_layout: MetaLayout,
     /// Read-only, then two writable 16-byte buffers, bound where a pass uses no such input.
     placeholders: [wgpu::Buffer; 3],
+    /// The forward plans of the sequences that run through the forward kernels
+    /// ([`KvCachePlan::forward`]), in its order.
+    forward: Vec<crate::context::FlashPlan>,
 }
 
 impl std::fmt::Debug for MetaLayout {
@@ -1026,10 +1035,27 @@ impl KvCachePlanned {
             );
             pass_bind_groups.push((combine, bg, [gx, gy, 1]));
         }
+        // With forward passes after this one, the timestamps span all of them: the start here,
+        // the end after the last.
+        let (first, last) = match (&timestamp_writes, self.forward.is_empty()) {
+            (Some(t), false) => (
+                Some(wgpu::ComputePassTimestampWrites {
+                    query_set: t.query_set,
+                    beginning_of_pass_write_index: t.beginning_of_pass_write_index,
+                    end_of_pass_write_index: None,
+                }),
+                Some(wgpu::ComputePassTimestampWrites {
+                    query_set: t.query_set,
+                    beginning_of_pass_write_index: None,
+                    end_of_pass_write_index: t.end_of_pass_write_index,
+                }),
+            ),
+            _ => (timestamp_writes, None),
+        };
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("kv-cache attention"),
-                timestamp_writes,
+                timestamp_writes: first,
             });
             for (pipeline, bg, [x, y, z]) in &pass_bind_groups {
                 pass.set_pipeline(pipeline);
@@ -1040,7 +1066,48 @@ impl KvCachePlanned {
         if let Some(Some(err)) = scope.pop().now_or_never() {
             return Err(FlashError::Wgpu(err.to_string()));
         }
+        // 4. Prefill chunks through the forward kernels, after the append (their keys and rotated
+        // queries are in place) and after the combine (which also wrote their rows, from partial
+        // states that hold none of their keys).
+        let q_buffer = match &self.rotated_q {
+            Some(b) => TensorBuffer {
+                buffer: b,
+                offset: 0,
+            },
+            None => buffers.q,
+        };
+        let mut last = last;
+        for (n, (&b, forward)) in self.plan.forward.iter().zip(&self.forward).enumerate() {
+            let token =
+                p.cu_seqlens_q[b as usize] as u64 * p.heads_q as u64 * p.head_dim as u64 * e;
+            let entry = match &p.layout {
+                CacheLayout::Contiguous { capacity } => {
+                    b as u64 * *capacity as u64 * p.heads_kv as u64 * p.head_dim as u64 * e
+                }
+                CacheLayout::Paged { .. } => 0,
+            };
+            let attention = crate::context::AttentionBuffers::new(
+                shifted(q_buffer, token),
+                shifted(buffers.k_cache, entry),
+                shifted(buffers.v_cache, entry),
+                shifted(buffers.out, token),
+            );
+            let stamps = if n + 1 == self.forward.len() {
+                last.take()
+            } else {
+                None
+            };
+            forward.encode_timed(encoder, &attention, stamps)?;
+        }
         Ok(())
+    }
+}
+
+/// `t`, `by` bytes further on.
+fn shifted(t: TensorBuffer<'_>, by: u64) -> TensorBuffer<'_> {
+    TensorBuffer {
+        buffer: t.buffer,
+        offset: t.offset + by,
     }
 }
 
