@@ -289,6 +289,9 @@ impl KvCacheAttention {
     /// against its cached keys (plus its new ones when appending), K and V read from the cache
     /// buffers (entry b of a contiguous cache: bind them at that entry; pages through row b of the
     /// block table), Q and O packed (bind them at the sequence's first token).
+    ///
+    /// # Panics
+    /// When `b` is not a sequence of the step (paged caches).
     pub fn forward_problem(&self, b: u32) -> Attention {
         let n = self.seq_q(b);
         let keys = self.cached.get(b as usize).copied().unwrap_or(0)

@@ -448,6 +448,53 @@ fn prefill_chunks_through_the_forward_kernels() {
 }
 
 #[test]
+fn timestamps_of_a_step_with_forward_passes() {
+    // Begin only, end only, or both: the step's passes take what was given, and wgpu accepts it.
+    let ctx = ctx();
+    if !ctx.caps().timestamp_query {
+        eprintln!("SKIPPED: no TIMESTAMP_QUERY on this device");
+        return;
+    }
+    let p = KvCacheAttention::new(4, 2, 32, &[0, 1, 71], &[20, 10])
+        .causal(true)
+        .append_new_kv(true)
+        .forward_prefill(true);
+    let planned = ctx.plan_kv_cache(&p).unwrap();
+    assert_eq!(planned.plan().forward, vec![1]);
+    let buf = |elems: u64| guarded_buffer(ctx, "t", &vec![0u8; (elems * 4) as usize]);
+    let (q, k, v, out) = (
+        buf(p.q_len()),
+        buf(p.cache_len()),
+        buf(p.cache_len()),
+        buf(p.q_len()),
+    );
+    let (k_new, v_new) = (buf(p.new_kv_len()), buf(p.new_kv_len()));
+    let set = ctx.device().create_query_set(&wgpu::QuerySetDescriptor {
+        label: None,
+        ty: wgpu::QueryType::Timestamp,
+        count: 2,
+    });
+    for (begin, end) in [(Some(0), None), (None, Some(1)), (Some(0), Some(1))] {
+        let scope = ctx.device().push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        planned
+            .encode_timed(
+                &mut enc,
+                &KvCacheBuffers::new(&q, &k, &v, &out).new_kv(&k_new, &v_new),
+                Some(wgpu::ComputePassTimestampWrites {
+                    query_set: &set,
+                    beginning_of_pass_write_index: begin,
+                    end_of_pass_write_index: end,
+                }),
+            )
+            .unwrap();
+        ctx.queue().submit([enc.finish()]);
+        let error = pollster::block_on(scope.pop());
+        assert!(error.is_none(), "{begin:?} {end:?}: {error:?}");
+    }
+}
+
+#[test]
 fn merge_states_on_gpu_and_host() {
     // Attention over 3 disjoint key ranges (one empty for some rows), merged by LSE, equals the
     // attention over all keys.

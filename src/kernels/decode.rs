@@ -694,8 +694,8 @@ impl KvCachePlanned {
         &self.plan
     }
 
-    /// Records the step (append + rotary pre-pass, attention, combine, as the plan needs) into
-    /// the caller's encoder.
+    /// Records the step (append + rotary pre-pass, attention, combine, as the plan needs, then the
+    /// forward passes of the sequences in [`KvCachePlan::forward`]) into the caller's encoder.
     pub fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -704,7 +704,9 @@ impl KvCachePlanned {
         self.encode_timed(encoder, buffers, None)
     }
 
-    /// Like [`KvCachePlanned::encode`], with GPU timestamps at the start and end of its pass.
+    /// Like [`KvCachePlanned::encode`], with GPU timestamps at the start and end of the step: the
+    /// start of its first pass and the end of its last (one pass, unless sequences run through
+    /// the forward kernels).
     pub fn encode_timed<'a>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -1037,18 +1039,21 @@ impl KvCachePlanned {
         }
         // With forward passes after this one, the timestamps span all of them: the start here,
         // the end after the last.
+        // A pass given no index gets no timestamp writes at all (wgpu refuses writes without one).
         let (first, last) = match (&timestamp_writes, self.forward.is_empty()) {
             (Some(t), false) => (
-                Some(wgpu::ComputePassTimestampWrites {
-                    query_set: t.query_set,
-                    beginning_of_pass_write_index: t.beginning_of_pass_write_index,
-                    end_of_pass_write_index: None,
-                }),
-                Some(wgpu::ComputePassTimestampWrites {
-                    query_set: t.query_set,
-                    beginning_of_pass_write_index: None,
-                    end_of_pass_write_index: t.end_of_pass_write_index,
-                }),
+                t.beginning_of_pass_write_index
+                    .map(|i| wgpu::ComputePassTimestampWrites {
+                        query_set: t.query_set,
+                        beginning_of_pass_write_index: Some(i),
+                        end_of_pass_write_index: None,
+                    }),
+                t.end_of_pass_write_index
+                    .map(|i| wgpu::ComputePassTimestampWrites {
+                        query_set: t.query_set,
+                        beginning_of_pass_write_index: None,
+                        end_of_pass_write_index: Some(i),
+                    }),
             ),
             _ => (timestamp_writes, None),
         };
