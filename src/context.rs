@@ -186,16 +186,40 @@ impl FlashContext {
 
     /// Like [`FlashContext::plan`], with some choices forced (tiles, the packed f16 path).
     pub fn plan_with(&self, problem: &Attention, options: PlanOptions) -> Result<FlashPlan> {
-        let plan = plan::plan_with(problem, &self.caps, options)?;
+        self.flash_plan(plan::plan_with(problem, &self.caps, options)?)
+    }
+
+    /// A plan made for this context's device, with its pipeline (from the cache or compiled) and
+    /// the buffer of its sequence lengths and block table, which travel with every dispatch.
+    pub(crate) fn flash_plan(&self, plan: Plan) -> Result<FlashPlan> {
         let pipeline = self.pipeline(&forward::shader_text(&plan), forward::ENTRY, || {
             self.forward_pipeline_layout.clone()
         })?;
+        // A variable-length batch's prefix sums, then a block table (in the mask's slot: neither
+        // takes a mask).
+        let p = &plan.problem;
+        let mut words: Vec<u32> = Vec::new();
+        if let Some((cq, ck)) = &p.cu_seqlens {
+            words.extend(cq.iter().chain(ck));
+        }
+        if let Some(pk) = &p.paged_kv {
+            words.extend(&pk.block_table);
+        }
+        let sequences = (!words.is_empty()).then(|| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("cu_seqlens and block table"),
+                    contents: bytemuck::cast_slice(&words),
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        });
         Ok(FlashPlan {
             plan,
             pipeline,
             device: self.device.clone(),
             layout: self.forward_layout.clone(),
             placeholders: [self.placeholders[0].clone(), self.placeholders[1].clone()],
+            sequences,
         })
     }
 
@@ -764,6 +788,8 @@ pub struct FlashPlan {
     device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
     placeholders: [wgpu::Buffer; 2],
+    /// Prefix sums of a variable-length batch, then the block table of paged K/V.
+    sequences: Option<wgpu::Buffer>,
 }
 
 impl FlashPlan {
@@ -871,23 +897,6 @@ impl FlashPlan {
                 contents: bytemuck::bytes_of(&params),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        // A variable-length batch's prefix sums, then a block table, travel with the dispatch
-        // like the params (in the mask's slot: neither takes a mask).
-        let mut words: Vec<u32> = Vec::new();
-        if let Some((cq, ck)) = &p.cu_seqlens {
-            words.extend(cq.iter().chain(ck));
-        }
-        if let Some(pk) = &p.paged_kv {
-            words.extend(&pk.block_table);
-        }
-        let cu_seqlens = (!words.is_empty()).then(|| {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("cu_seqlens and block table"),
-                    contents: bytemuck::cast_slice(&words),
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
-        });
         let resource = |r: &Option<VectorRange<'a>>, slot: usize| match r {
             Some(r) => r.binding(),
             None => self.placeholders[slot].as_entire_binding(),
@@ -902,7 +911,7 @@ impl FlashPlan {
                 resource(&lse, 0),
                 resource(&alibi, 1),
                 resource(&sinks, 1),
-                match &cu_seqlens {
+                match &self.sequences {
                     Some(b) => b.as_entire_binding(),
                     None => resource(&mask, 1),
                 },

@@ -25,7 +25,7 @@
 //! ```
 
 use crate::error::{FlashError, Result};
-use crate::plan::{storage_for, DeviceCaps, Storage, BROWSER_BACKEND};
+use crate::plan::{storage_for, DeviceCaps, Plan, Storage, BROWSER_BACKEND};
 use crate::problem::{Attention, DType, Strides, MAX_HEAD_DIM};
 
 /// How the K and V caches are laid out (both the same way, in two buffers).
@@ -153,9 +153,9 @@ pub struct KvCacheAttention {
     pub num_splits: Option<u32>,
     /// Run the prefill chunks (sequences with at least [`FORWARD_PREFILL_TOKENS`] query tokens)
     /// through the forward kernels, over the same caches, instead of the KV-cache kernel (each
-    /// where the forward kernels can plan it). Off by default: what it gains has not been measured
-    /// on a GPU with the tensor-core tier yet. Never for steps that ask for the LSE, nor for caches
-    /// split into several windows.
+    /// where the forward kernels can plan it: its K and V within one binding, among the rest). Off
+    /// by default: what it gains has not been measured on a GPU with the tensor-core tier yet.
+    /// Never for steps that ask for the LSE.
     pub forward_prefill: bool,
 }
 
@@ -894,8 +894,9 @@ pub struct KvCachePlan {
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
     /// Sequences whose attention runs through the forward kernels instead (prefill chunks; see
-    /// [`KvCacheAttention::forward_prefill`]), each as [`KvCacheAttention::forward_problem`].
-    pub forward: Vec<u32>,
+    /// [`KvCacheAttention::forward_prefill`]), each with the plan of its
+    /// [`KvCacheAttention::forward_problem`].
+    pub forward: Vec<(u32, Plan)>,
     /// Dispatches, each over a window of the caches that fits one binding (usually one).
     pub windows: Vec<CacheWindow>,
     /// Attention workgroups in x (splits times KV heads, the heads varying fastest), y (work items
@@ -987,7 +988,7 @@ pub fn default_tiles(
     caps: &DeviceCaps,
 ) -> Result<DecodeTiles> {
     problem.validate()?;
-    let rows = packed_rows(problem);
+    let rows = packed_rows(problem, |_| true);
     match kernel {
         DecodeKernel::Portable => portable_tiles(problem.head_dim, rows, caps),
         DecodeKernel::Subgroup => {
@@ -999,25 +1000,32 @@ pub fn default_tiles(
     }
 }
 
-/// Packed query rows of the longest sequence: query heads per KV head times its query tokens.
-fn packed_rows(problem: &KvCacheAttention) -> u32 {
+/// Packed query rows of the longest of the sequences `of` takes: query heads per KV head times
+/// its query tokens.
+fn packed_rows(problem: &KvCacheAttention, of: impl Fn(&u32) -> bool) -> u32 {
     let max_q = (0..problem.batch())
+        .filter(of)
         .map(|b| problem.seq_q(b))
         .max()
         .unwrap_or(1);
     problem.heads_q / problem.heads_kv * max_q
 }
 
-/// The sequences of a step that run through the forward kernels: prefill chunks, where the step
-/// asks for it, with no LSE asked for and the caches in one window; each only where the forward
-/// kernels can plan it.
-fn forward_prefill(problem: &KvCacheAttention, windows: usize, caps: &DeviceCaps) -> Vec<u32> {
-    if !problem.forward_prefill || problem.with_lse || windows > 1 {
+/// The sequences of a step that run through the forward kernels, with their forward plans:
+/// prefill chunks, where the step asks for it and no LSE is asked for; each only where the forward
+/// kernels can plan it (its K and V within one binding, among the rest).
+fn forward_prefill(problem: &KvCacheAttention, caps: &DeviceCaps) -> Vec<(u32, Plan)> {
+    if !problem.forward_prefill || problem.with_lse {
         return Vec::new();
     }
     (0..problem.batch())
         .filter(|&b| problem.seq_q(b) >= FORWARD_PREFILL_TOKENS)
-        .filter(|&b| crate::plan::plan(&problem.forward_problem(b), caps).is_ok())
+        .filter_map(|b| {
+            Some((
+                b,
+                crate::plan::plan(&problem.forward_problem(b), caps).ok()?,
+            ))
+        })
         .collect()
 }
 
@@ -1035,31 +1043,31 @@ pub fn plan_with(
     problem.validate()?;
     let storage = storage_for(problem.dtype, caps, false);
     let group = problem.heads_q / problem.heads_kv;
+    // The sequences that run through the forward kernels first: the KV-cache kernel's tiles, work
+    // and splits are for the others.
+    let forward = forward_prefill(problem, caps);
+    let here = |b: &u32| !forward.iter().any(|(f, _)| f == b);
     let tiles = match tiles {
         Some(t) => {
             check_tiles(&t, problem.head_dim, caps)?;
             t
         }
-        None => choose_tiles(problem.head_dim, packed_rows(problem), caps)?,
+        None => choose_tiles(problem.head_dim, packed_rows(problem, here), caps)?,
     };
     let block_m = tiles.block_m;
     let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);
-    let work_of = |skip: &[u32]| {
-        let mut work = Vec::new();
-        for b in (0..problem.batch()).filter(|b| !skip.contains(b)) {
-            for block in 0..(problem.seq_q(b) * group).div_ceil(block_m) {
-                work.push((b, block));
-            }
+    let mut work = Vec::new();
+    for b in (0..problem.batch()).filter(here) {
+        for block in 0..(problem.seq_q(b) * group).div_ceil(block_m) {
+            work.push((b, block));
         }
-        work
-    };
-    let mut work = work_of(&[]);
-    let mut windows = cache_windows(problem, &work, caps)?;
-    let forward = forward_prefill(problem, windows.len(), caps);
-    if !forward.is_empty() {
-        work = work_of(&forward);
-        windows = cache_windows(problem, &work, caps)?;
     }
+    let windows = cache_windows(problem, &work, caps)?;
+    let longest_kv = (0..problem.batch())
+        .filter(here)
+        .map(|b| problem.kv_len(b))
+        .max()
+        .unwrap_or(0);
     // Workgroups of the largest dispatch, before splitting.
     let blocks = windows
         .iter()
@@ -1074,7 +1082,7 @@ pub fn plan_with(
                 0 => UNKNOWN_DEVICE_WORKGROUPS,
                 n => n as u64 * WORKGROUPS_PER_UNIT as u64,
             };
-            let by_keys = (problem.longest_kv() / MIN_KEYS_PER_SPLIT).max(1) as u64;
+            let by_keys = (longest_kv / MIN_KEYS_PER_SPLIT).max(1) as u64;
             let splits = (target / blocks.max(1))
                 .max(1)
                 .min(by_keys)
@@ -1082,7 +1090,7 @@ pub fn plan_with(
             // Splits take tiles in turn, so the slowest has ceil(tiles / splits) of them: keep
             // that, with as few splits as give it (1024 tiles: 64 splits of 16, not 66 of 15-16),
             // which saves partial states to combine.
-            let tiles = (problem.longest_kv().div_ceil(tiles.block_n) as u64).max(1);
+            let tiles = (longest_kv.div_ceil(tiles.block_n) as u64).max(1);
             tiles.div_ceil(tiles.div_ceil(splits)) as u32
         }
     };

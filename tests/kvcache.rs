@@ -422,7 +422,9 @@ fn prefill_chunks_through_the_forward_kernels() {
                 p = p.paged(16, num_pages, &table);
             }
             let plan = kvcache::plan(&p, ctx().caps()).unwrap();
-            assert_eq!(plan.forward, vec![1], "{plan:?}");
+            let routed: Vec<u32> = plan.forward.iter().map(|(b, _)| *b).collect();
+            assert_eq!(routed, vec![1], "{plan:?}");
+            assert_eq!(plan.forward[0].1.problem, p.forward_problem(1));
             assert!(plan.work.iter().all(|&(b, _)| b != 1));
             check(&p, 1300 + paged as u64);
             // Not by default, nor when the LSE is asked for.
@@ -445,6 +447,20 @@ fn prefill_chunks_through_the_forward_kernels() {
         (1, 0, 1)
     );
     check(&p, 1310);
+    // The KV-cache kernel's tiles are for the decoding tokens alone (on subgroups of 32 at
+    // d = 128: 4 rows a workgroup; with the 128-token chunk among them, 8).
+    let mut caps = wgpu_flash_attn::DeviceCaps::webgpu_defaults();
+    caps.subgroup_sizes = Some((32, 32));
+    caps.max_workgroup_storage_bytes = 32768;
+    caps.compute_units = 132;
+    let mixed = KvCacheAttention::new(32, 8, 128, &[0, 1, 2, 130], &[4000, 4000, 100]).causal(true);
+    assert_eq!(kvcache::plan(&mixed, &caps).unwrap().tiles.block_m, 8);
+    let routed = kvcache::plan(&mixed.clone().forward_prefill(true), &caps).unwrap();
+    assert_eq!(
+        (routed.forward.len(), routed.tiles.block_m),
+        (1, 4),
+        "{routed:?}"
+    );
 }
 
 #[test]
@@ -460,7 +476,7 @@ fn timestamps_of_a_step_with_forward_passes() {
         .append_new_kv(true)
         .forward_prefill(true);
     let planned = ctx.plan_kv_cache(&p).unwrap();
-    assert_eq!(planned.plan().forward, vec![1]);
+    assert_eq!(planned.plan().forward.len(), 1);
     let buf = |elems: u64| guarded_buffer(ctx, "t", &vec![0u8; (elems * 4) as usize]);
     let (q, k, v, out) = (
         buf(p.q_len()),

@@ -111,7 +111,7 @@ pub fn attention_source(plan: &KvCachePlan) -> String {
     attention_text(plan).render()
 }
 
-fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
+pub(crate) fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
     let p = &plan.problem;
     let t = plan.tiles;
     let d4 = p.head_dim / 4;
@@ -622,7 +622,7 @@ impl FlashContext {
         let forward = plan
             .forward
             .iter()
-            .map(|&b| self.plan(&problem.forward_problem(b)))
+            .map(|(_, p)| self.flash_plan(p.clone()))
             .collect::<Result<Vec<_>>>()?;
         Ok(KvCachePlanned {
             plan,
@@ -1038,8 +1038,8 @@ impl KvCachePlanned {
             pass_bind_groups.push((combine, bg, [gx, gy, 1]));
         }
         // With forward passes after this one, the timestamps span all of them: the start here,
-        // the end after the last.
-        // A pass given no index gets no timestamp writes at all (wgpu refuses writes without one).
+        // the end after the last; a pass given no index gets no writes (wgpu refuses writes
+        // without one).
         let (first, last) = match (&timestamp_writes, self.forward.is_empty()) {
             (Some(t), false) => (
                 t.beginning_of_pass_write_index
@@ -1082,13 +1082,12 @@ impl KvCachePlanned {
             None => buffers.q,
         };
         let mut last = last;
-        for (n, (&b, forward)) in self.plan.forward.iter().zip(&self.forward).enumerate() {
+        for (n, (&(b, _), forward)) in self.plan.forward.iter().zip(&self.forward).enumerate() {
             let token =
                 p.cu_seqlens_q[b as usize] as u64 * p.heads_q as u64 * p.head_dim as u64 * e;
+            // Contiguous: the sequence's cache entry; paged: the whole pool, through its table row.
             let entry = match &p.layout {
-                CacheLayout::Contiguous { capacity } => {
-                    b as u64 * *capacity as u64 * p.heads_kv as u64 * p.head_dim as u64 * e
-                }
+                CacheLayout::Contiguous { .. } => b as u64 * cache_strides(p)[0] as u64 * 4 * e,
                 CacheLayout::Paged { .. } => 0,
             };
             let attention = crate::context::AttentionBuffers::new(

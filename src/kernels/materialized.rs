@@ -102,7 +102,7 @@ pub fn shader_source(problem: &Attention, storage: Storage) -> String {
     shader_text(problem, storage).render()
 }
 
-fn shader_text(problem: &Attention, storage: Storage) -> super::ShaderText {
+pub(crate) fn shader_text(problem: &Attention, storage: Storage) -> super::ShaderText {
     let header = format!(
         "const D4: u32 = {}u;\nconst CAUSAL: bool = {};\n{}",
         problem.head_dim / 4,

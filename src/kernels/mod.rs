@@ -327,57 +327,47 @@ mod tests {
 
     #[test]
     fn no_loop_with_a_listed_bound_is_left_in_any_kernel() {
-        let cases: [(&str, &[(&str, u32)]); 5] = [
-            (
-                forward::SOURCE,
-                &[
-                    ("RM", 4),
-                    ("RN", 2),
-                    ("RD4", 3),
-                    ("RM * RN", 8),
-                    ("RM * RD4", 12),
-                    ("TX", 8),
-                    ("4u", 4),
-                    ("LOADS", 5),
-                ],
-            ),
-            (
-                coop::SOURCE,
-                &[
-                    ("D16", 8),
-                    ("R16 * D16", 16),
-                    ("R16", 2),
-                    ("N16", 2),
-                    ("CPL", 16),
-                    ("LOADS", 4),
-                ],
-            ),
-            (
-                decode::ATTENTION_SOURCE,
-                &[
-                    ("QL", 1),
-                    ("BM", 4),
-                    ("BM * RVD", 8),
-                    ("RKD", 8),
-                    ("RVD", 2),
-                    ("KPT", 4),
-                    ("SR", 1),
-                    ("TXK", 4),
-                    ("KK", 2),
-                ],
-            ),
-            (
-                decode::ATTENTION_SUBGROUP_SOURCE,
-                &[("BM * RKD", 8), ("BM", 4), ("RKD", 2), ("KK", 4)],
-            ),
-            (materialized::SOURCE, &[("16u", 16), ("4u", 4), ("KC4", 4)]),
-        ];
-        for (source, bounds) in cases {
-            let out = unroll(source, bounds);
-            for (bound, _) in bounds {
+        use crate::kvcache::{self, DecodeKernel, KvCacheAttention};
+        use crate::plan::{DeviceCaps, Kernel, PlanOptions, Storage};
+        use crate::problem::{Attention, DType};
+        // Each generator's own text, for a plan of each kernel: every bound it lists is a loop
+        // bound of its file, and none of those loops is left after unrolling.
+        let mut caps = DeviceCaps::webgpu_defaults();
+        caps.max_workgroup_storage_bytes = 49152;
+        caps.max_invocations_per_workgroup = 1024;
+        caps.max_workgroup_size_x = 1024;
+        caps.shader_f16 = true;
+        caps.coop_matrix_f16 = true;
+        caps.subgroup_sizes = Some((32, 32));
+        let problem = Attention::new(1, 4, 2, 256, 256, 128).dtype(DType::F16);
+        let mut texts: Vec<ShaderText> = [
+            Kernel::ForwardPortable,
+            Kernel::ForwardSubgroup,
+            Kernel::ForwardCoopMatrix,
+        ]
+        .into_iter()
+        .map(|kernel| {
+            let options = PlanOptions {
+                kernel: Some(kernel),
+                ..Default::default()
+            };
+            forward::shader_text(&crate::plan::plan_with(&problem, &caps, options).unwrap())
+        })
+        .collect();
+        let step = KvCacheAttention::decode(32, 8, 128, 1, &[4096; 2], 4096).dtype(DType::F16);
+        for kernel in [DecodeKernel::Portable, DecodeKernel::Subgroup] {
+            let tiles = kvcache::default_tiles(&step, kernel, &caps).unwrap();
+            let plan = kvcache::plan_with(&step, &caps, Some(tiles)).unwrap();
+            texts.push(decode::attention_text(&plan));
+        }
+        texts.push(materialized::shader_text(&problem, Storage::F16));
+        for text in texts {
+            let out = text.render();
+            assert!(!text.unroll.is_empty());
+            for (bound, _) in &text.unroll {
                 assert!(
-                    source.contains(&format!(" < {bound}; ")),
-                    "{bound} is not a bound"
+                    text.file.contains(&format!(" < {bound}; ")),
+                    "{bound} is not a loop bound"
                 );
                 assert!(
                     !out.contains(&format!(" < {bound}; ")),
