@@ -54,6 +54,8 @@ const SINKS: bool = false;
 const BIAS: bool = false;     // an additive f32 bias from mask_buf
 const KEEP_MASK: bool = false; // a boolean byte mask from mask_buf
 const VARLEN: bool = false;   // per-sequence lengths from the prefix sums in mask_buf
+const PAGED: bool = false;    // K and V in pages through the block table in mask_buf
+const PAGE: u32 = 16u;        // PAGED: tokens per page
 const WRITE_LSE: bool = true;
 // Subgroup barriers order each subgroup's own stages (see above); else workgroup barriers.
 const SUBGROUP_SYNC: bool = false;
@@ -104,8 +106,8 @@ struct Params {
     mask_head_stride: u32,   // elements between head planes (0: broadcast)
     total_q: u32,        // VARLEN: query tokens in all (the LSE is laid out (heads_q, total_q))
     batch: u32,          // VARLEN: sequences; mask_buf holds cu_seqlens_q then cu_seqlens_k
-    table_offset: u32,   // PAGED (not read by this kernel yet)
-    pages_per_seq: u32,
+    table_offset: u32,   // PAGED: where the block table starts in mask_buf (after the prefix sums)
+    pages_per_seq: u32,  // PAGED: columns of the block table
     _pad5: u32,
     // offset, batch, seq and head strides, in vec4 units
     q: vec4<u32>,
@@ -153,15 +155,26 @@ fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at + 3u] = x.w;
 }
 
-fn fetch(from_v: bool, base: u32, stride: u32, n0: u32, seq_kv: u32, i: u32) -> vec4<f16> {
+// Where key `key` of sequence `seq` starts in a K or V binding (`t`: offset, batch-or-page, token
+// and head strides in vec4 units; `base`: the head's first element, plus the sequence's when not
+// PAGED). Only called for keys inside the sequence, so the block table is never read past a row.
+fn key_row(base: u32, t: vec4<u32>, seq: u32, key: u32) -> u32 {
+    if (PAGED) {
+        let page = mask_buf[params.table_offset + seq * params.pages_per_seq + key / PAGE];
+        return base + page * t.y + (key % PAGE) * t.z;
+    }
+    return base + key * t.z;
+}
+
+fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec4<f16> {
     let key = n0 + i / D4;
     if (i >= BN * D4 || key >= seq_kv) {
         return vec4<f16>(0.0h);
     }
     if (from_v) {
-        return v_buf[base + key * stride + i % D4];
+        return v_buf[key_row(base, params.v, seq, key) + i % D4];
     }
-    return k_buf[base + key * stride + i % D4];
+    return k_buf[key_row(base, params.k, seq, key) + i % D4];
 }
 
 @compute @workgroup_size(WG)
@@ -202,8 +215,12 @@ fn forward(
     }
     let diag_offset = i32(seq_kv) - i32(seq_q); // query i's diagonal key is i + diag_offset
     let q_base = params.q.x + batch * params.q.y + head_q * params.q.w + q_tok0 * params.q.z;
-    let k_base = params.k.x + batch * params.k.y + head_kv * params.k.w + k_tok0 * params.k.z;
-    let v_base = params.v.x + batch * params.v.y + head_kv * params.v.w + k_tok0 * params.v.z;
+    var k_base = params.k.x + head_kv * params.k.w;
+    var v_base = params.v.x + head_kv * params.v.w;
+    if (!PAGED) {
+        k_base += batch * params.k.y + k_tok0 * params.k.z;
+        v_base += batch * params.v.y + k_tok0 * params.v.z;
+    }
     let row0 = sg * MR; // this subgroup's first row in the block
 
     // Q block -> workgroup memory (QROWS rows at a time) -> this subgroup's A fragments, kept for
@@ -279,8 +296,8 @@ fn forward(
     var k_staged: array<vec4<f16>, LOADS>;
     var v_staged: array<vec4<f16>, LOADS>;
     for (var u = 0u; u < LOADS; u++) {
-        k_staged[u] = fetch(false, k_base, params.k.z, kv_start, seq_kv, lid + u * WG);
-        v_staged[u] = fetch(true, v_base, params.v.z, kv_start, seq_kv, lid + u * WG);
+        k_staged[u] = fetch(false, k_base, batch, kv_start, seq_kv, lid + u * WG);
+        v_staged[u] = fetch(true, v_base, batch, kv_start, seq_kv, lid + u * WG);
     }
 
     for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
@@ -300,8 +317,8 @@ fn forward(
         // The next tile's loads start now; their latency hides behind this tile's work.
         if (n0 + BN < kv_end) {
             for (var u = 0u; u < LOADS; u++) {
-                k_staged[u] = fetch(false, k_base, params.k.z, n0 + BN, seq_kv, lid + u * WG);
-                v_staged[u] = fetch(true, v_base, params.v.z, n0 + BN, seq_kv, lid + u * WG);
+                k_staged[u] = fetch(false, k_base, batch, n0 + BN, seq_kv, lid + u * WG);
+                v_staged[u] = fetch(true, v_base, batch, n0 + BN, seq_kv, lid + u * WG);
             }
         }
 

@@ -470,13 +470,6 @@ fn coop_usable(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> 
             feature: "EXPERIMENTAL_COOPERATIVE_MATRIX (16x16x16, f16 A/B, f32 C)",
         });
     }
-    if problem.paged_kv.is_some() {
-        return Err(FlashError::BadOption {
-            what: "paged_kv",
-            got: "on".into(),
-            why: "the cooperative-matrix kernel does not read paged K/V yet (the subgroup and portable tiers do)",
-        });
-    }
     if problem.dtype != DType::F16 {
         return Err(FlashError::BadOption {
             what: "dtype",

@@ -292,8 +292,7 @@ impl Attention {
     /// after this (a variable-length batch takes contiguous pages). Takes no mask buffer (the table
     /// travels in its place). The table is part of the problem, so a new table means a new plan
     /// (its pipeline comes from the cache), and the whole pool must fit one storage binding;
-    /// [`Attention::len_of`] and [`crate::plan::Plan::tensor_bytes`] count every page. The
-    /// tensor-core tier does not read paged K/V yet: the plan takes the subgroup or portable tier.
+    /// [`Attention::len_of`] and [`crate::plan::Plan::tensor_bytes`] count every page.
     ///
     /// ```
     /// use wgpu_flash_attn::{Attention, DType};

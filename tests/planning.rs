@@ -132,10 +132,13 @@ fn the_tensor_core_tier_and_its_barriers() {
     let with = plan(&p, &caps).unwrap();
     assert_eq!(with.kernel, Kernel::ForwardCoopMatrix);
     assert!(with.subgroup_sync);
-    // Paged K/V: not on the tensor cores yet.
+    // Paged K/V too.
     let table: Vec<u32> = (0..16).collect();
     let paged = p.clone().paged_kv(16, 16, &table);
-    assert_eq!(plan(&paged, &caps).unwrap().kernel, Kernel::ForwardSubgroup);
+    assert_eq!(
+        plan(&paged, &caps).unwrap().kernel,
+        Kernel::ForwardCoopMatrix
+    );
     // Subgroup barriers only where the device has them, and only on NVIDIA (whose driver orders
     // workgroup memory at them); elsewhere the same tier with workgroup barriers.
     caps.subgroup_barrier = false;

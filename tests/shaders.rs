@@ -248,7 +248,8 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                 let varlen = Attention::varlen(2, 1, d, &[0, 3, 9], &[0, 5, 5])
                     .dtype(DType::F16)
                     .causal(true);
-                for p in [p.clone(), varlen] {
+                let paged = varlen.clone().paged_kv(3, 4, &[0, 1, 2, 3]);
+                for p in [p.clone(), varlen, paged] {
                     let mut plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
                     assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix, "{p:?}");
                     // With subgroup barriers (as on NVIDIA) and with workgroup barriers.
