@@ -123,8 +123,8 @@ pub struct TuneKey {
     pub causal: bool,
     /// max(seq_q, seq_kv) rounded up to a power of two.
     pub seq_bucket: u32,
-    /// K and V in pages (which the tensor-core tier does not read): such problems keep winners of
-    /// their own.
+    /// K and V in pages (read through a table, a cost of their own): such problems keep winners
+    /// of their own.
     #[serde(default)]
     pub paged: bool,
 }
