@@ -12,16 +12,19 @@
 //!     --budget 128 --heads 8 --heads-kv 2 --dim 64      # small enough for a software driver
 //! ```
 //!
-//! Flags (all take a number): --prompt, --decoders, --context (the longest decoder context; they
+//! Flags (each takes a number): --prompt, --decoders, --context (the longest decoder context; they
 //! start at context/2 .. context), --budget (tokens per step in the chunked schedule), --heads,
 //! --heads-kv, --dim, --page-size, --steps-before (decode-only steps before the prompt arrives),
-//! --steps-after (decode-only steps after it is done), --forward-prefill (1: prompt chunks through
-//! the forward kernels; 0, the default: through the KV-cache kernel).
+//! --steps-after (decode-only steps after it is done); and --prefill-route auto|forward|kv-cache
+//! (where the prompt's chunks run, `PrefillRoute`; auto, the default, takes the forward kernels
+//! where they have tensor cores).
 //!
 //! Queries, keys and values are seeded random numbers: the rest of the model is left out, and the
 //! cost of attention does not depend on the values.
 
-use wgpu_flash_attn::{DType, FlashContext, KvCacheAttention, KvCacheBuffers, RotaryEmbedding};
+use wgpu_flash_attn::{
+    DType, FlashContext, KvCacheAttention, KvCacheBuffers, PrefillRoute, RotaryEmbedding,
+};
 
 struct Config {
     prompt: u32,
@@ -34,7 +37,7 @@ struct Config {
     page_size: u32,
     before: u32,
     after: u32,
-    forward_prefill: bool,
+    route: PrefillRoute,
 }
 
 fn parse() -> Result<Config, String> {
@@ -49,13 +52,22 @@ fn parse() -> Result<Config, String> {
         page_size: 16,
         before: 16,
         after: 64,
-        forward_prefill: false,
+        route: PrefillRoute::Auto,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     for pair in args.chunks(2) {
         let [flag, value] = pair else {
             return Err(format!("{pair:?}: flags take a value"));
         };
+        if flag == "--prefill-route" {
+            c.route = match value.as_str() {
+                "auto" => PrefillRoute::Auto,
+                "forward" => PrefillRoute::Forward,
+                "kv-cache" => PrefillRoute::KvCache,
+                _ => return Err(format!("{flag} {value}: auto, forward or kv-cache")),
+            };
+            continue;
+        }
         let v: u32 = value.parse().map_err(|e| format!("{flag} {value}: {e}"))?;
         match flag.as_str() {
             "--prompt" => c.prompt = v,
@@ -68,7 +80,6 @@ fn parse() -> Result<Config, String> {
             "--page-size" => c.page_size = v,
             "--steps-before" => c.before = v,
             "--steps-after" => c.after = v,
-            "--forward-prefill" => c.forward_prefill = v != 0,
             _ => return Err(format!("unknown flag {flag} (see the file's header)")),
         }
     }
@@ -110,7 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!(
         "{} sequences decoding (contexts of {}..{} tokens), a {}-token prompt arrives; \
-         heads {}/{}, d {}, f16, pages of {} tokens",
+         heads {}/{}, d {}, f16, pages of {} tokens; prefill route {:?}",
         c.decoders,
         c.context / 2,
         c.context,
@@ -118,7 +129,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         c.heads,
         c.heads_kv,
         c.dim,
-        c.page_size
+        c.page_size,
+        c.route
     );
     let device = ctx.device();
     let max_tokens = c.decoders + c.prompt; // the largest step: the whole prompt at once
@@ -238,7 +250,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .causal(true)
                     .append_new_kv(true)
                     .rotary(Some(RotaryEmbedding::half_split(c.dim, 10000.0)));
-                let problem = problem.forward_prefill(c.forward_prefill);
+                let problem = problem.prefill_route(c.route);
                 let host = std::time::Instant::now();
                 let plan = ctx.plan_kv_cache(&problem)?;
                 let planned = host.elapsed().as_secs_f64() * 1e3;

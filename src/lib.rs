@@ -18,8 +18,8 @@ pub use context::{
 pub use error::{FlashError, Result};
 pub use kernels::decode::{KvCacheBuffers, KvCachePlanned, MergeBuffers, MergePlan, MergeStates};
 pub use kvcache::{
-    merge_states, CacheLayout, DecodeKernel, KvCacheAttention, KvCachePlan, RotaryAngles,
-    RotaryEmbedding, RotaryStyle,
+    merge_states, CacheLayout, DecodeKernel, KvCacheAttention, KvCachePlan, PrefillRoute,
+    RotaryAngles, RotaryEmbedding, RotaryStyle,
 };
 pub use plan::{DeviceCaps, Kernel, Plan, PlanOptions, Storage, Tiles};
 pub use problem::{AlibiSlopes, Attention, AttnMask, DType, MaskKind, PagedKv, Strides, Tensor};

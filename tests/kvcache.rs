@@ -16,8 +16,8 @@ use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kvcache;
 use wgpu_flash_attn::{
     merge_states, reference, Attention, DType, FlashContext, FlashError, KvCacheAttention,
-    KvCacheBuffers, MergeBuffers, MergeStates, RotaryAngles, RotaryEmbedding, RotaryStyle,
-    TensorBuffer,
+    KvCacheBuffers, MergeBuffers, MergeStates, PrefillRoute, RotaryAngles, RotaryEmbedding,
+    RotaryStyle, TensorBuffer,
 };
 
 #[test]
@@ -404,7 +404,7 @@ fn plans_of_the_same_kernels_reuse_their_pipelines() {
 fn prefill_chunks_through_the_forward_kernels() {
     // A mixed step: two decoding sequences around a prefill chunk of 80 tokens over a cached
     // prefix, appended and rotated, causal; the chunk runs through the forward kernels (asked
-    // for), the decoding tokens through the KV-cache kernel, split 3 ways so that the combine pass also writes the
+    // for with PrefillRoute::Forward), the decoding tokens through the KV-cache kernel, split 3 ways so that the combine pass also writes the
     // chunk's rows before the forward pass does.
     let cu = [0u32, 1, 81, 82];
     let cached = [40u32, 50, 200];
@@ -417,7 +417,7 @@ fn prefill_chunks_through_the_forward_kernels() {
                 .append_new_kv(true)
                 .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
                 .num_splits(3)
-                .forward_prefill(true);
+                .prefill_route(PrefillRoute::Forward);
             if paged {
                 p = p.paged(16, num_pages, &table);
             }
@@ -427,10 +427,32 @@ fn prefill_chunks_through_the_forward_kernels() {
             assert_eq!(plan.forward[0].1.problem, p.forward_problem(1));
             assert!(plan.work.iter().all(|&(b, _)| b != 1));
             check(&p, 1300 + paged as u64);
-            // Not by default, nor when the LSE is asked for.
-            assert!(!KvCacheAttention::new(8, 2, 32, &cu, &cached).forward_prefill);
-            let off = kvcache::plan(&p.clone().forward_prefill(false), ctx().caps()).unwrap();
+            // Not when told so, nor when the LSE is asked for; by default (Auto), exactly where
+            // the chunk's forward plan takes the tensor cores.
+            let off = kvcache::plan(
+                &p.clone().prefill_route(PrefillRoute::KvCache),
+                ctx().caps(),
+            )
+            .unwrap();
             assert!(off.forward.is_empty() && off.work.iter().any(|&(b, _)| b == 1));
+            let auto = KvCacheAttention {
+                prefill_route: PrefillRoute::Auto,
+                ..p.clone()
+            };
+            assert_eq!(
+                KvCacheAttention::new(8, 2, 32, &cu, &cached).prefill_route,
+                PrefillRoute::Auto
+            );
+            let tensor_cores = wgpu_flash_attn::plan::plan(&p.forward_problem(1), ctx().caps())
+                .unwrap()
+                .kernel
+                == wgpu_flash_attn::Kernel::ForwardCoopMatrix;
+            let auto_plan = kvcache::plan(&auto, ctx().caps()).unwrap();
+            assert_eq!(
+                auto_plan.forward.len(),
+                tensor_cores as usize,
+                "{auto_plan:?}"
+            );
             let lse = kvcache::plan(&p.clone().with_lse(true), ctx().caps()).unwrap();
             assert!(lse.forward.is_empty());
         }
@@ -440,7 +462,7 @@ fn prefill_chunks_through_the_forward_kernels() {
         .causal(true)
         .append_new_kv(true)
         .num_splits(4)
-        .forward_prefill(true);
+        .prefill_route(PrefillRoute::Forward);
     let plan = kvcache::plan(&p, ctx().caps()).unwrap();
     assert_eq!(
         (plan.forward.len(), plan.work.len(), plan.splits),
@@ -455,12 +477,32 @@ fn prefill_chunks_through_the_forward_kernels() {
     caps.compute_units = 132;
     let mixed = KvCacheAttention::new(32, 8, 128, &[0, 1, 2, 130], &[4000, 4000, 100]).causal(true);
     assert_eq!(kvcache::plan(&mixed, &caps).unwrap().tiles.block_m, 8);
-    let routed = kvcache::plan(&mixed.clone().forward_prefill(true), &caps).unwrap();
+    let routed = kvcache::plan(&mixed.clone().prefill_route(PrefillRoute::Forward), &caps).unwrap();
     assert_eq!(
         (routed.forward.len(), routed.tiles.block_m),
         (1, 4),
         "{routed:?}"
     );
+    // Auto: the chunk stays on the KV-cache kernel without tensor cores (f32 here, or no
+    // cooperative matrices), and goes to the forward kernels with them.
+    assert!(kvcache::plan(&mixed, &caps).unwrap().forward.is_empty());
+    caps.shader_f16 = true;
+    caps.max_workgroup_storage_bytes = 49152;
+    assert!(kvcache::plan(&mixed.clone().dtype(DType::F16), &caps).unwrap().forward.is_empty());
+    caps.coop_matrix_f16 = true;
+    assert!(
+        kvcache::plan(&mixed, &caps).unwrap().forward.is_empty(),
+        "f32: no tensor cores"
+    );
+    let f16 = mixed.clone().dtype(DType::F16);
+    let auto = kvcache::plan(&f16, &caps).unwrap();
+    assert_eq!(auto.forward.len(), 1, "{auto:?}");
+    assert_eq!(
+        auto.forward[0].1.kernel,
+        wgpu_flash_attn::Kernel::ForwardCoopMatrix
+    );
+    caps.coop_matrix_f16 = false;
+    assert!(kvcache::plan(&f16, &caps).unwrap().forward.is_empty());
 }
 
 #[test]
@@ -474,7 +516,7 @@ fn timestamps_of_a_step_with_forward_passes() {
     let p = KvCacheAttention::new(4, 2, 32, &[0, 1, 71], &[20, 10])
         .causal(true)
         .append_new_kv(true)
-        .forward_prefill(true);
+        .prefill_route(PrefillRoute::Forward);
     let planned = ctx.plan_kv_cache(&p).unwrap();
     assert_eq!(planned.plan().forward.len(), 1);
     let buf = |elems: u64| guarded_buffer(ctx, "t", &vec![0u8; (elems * 4) as usize]);
