@@ -7,7 +7,9 @@
 // chunk c, so the many parts of a long split-KV decode are read by many threads at once; the PG
 // sums then meet in workgroup memory. Partial states are f32: O_s laid out [part][row][head_dim],
 // lse_s [part][row] (natural log; -infinity for a part without keys). Row r of the output goes to
-// token r / heads, head r % heads of O.
+// token r / heads, head r % heads of O; with TOKEN_MAP, to token token_map[r / heads] instead (a
+// KV-cache step whose prefill chunks run through the forward kernels packs the partial states of
+// the other sequences).
 //
 // The block between the HEADER markers is replaced by constants generated from the plan
 // (src/kernels/decode.rs); the defaults below keep this file valid WGSL on its own.
@@ -16,6 +18,7 @@
 const D4: u32 = 32u;      // head_dim / 4 (at most WG)
 const WG: u32 = 128u;
 const WRITE_LSE: bool = true;
+const TOKEN_MAP: bool = false;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
 fn pack4(x: vec4<f32>) -> Packed4 { return x; }
@@ -33,7 +36,7 @@ struct Params {
     o_part_offset: u32,   // in vec4 units
     lse_part_offset: u32, // in f32 elements
     lse_offset: u32,      // in f32 elements
-    _pad: u32,
+    map_offset: u32,      // TOKEN_MAP: where the token map starts in token_map
     o: vec4<u32>,         // offset, unused, token stride, head stride (vec4 units)
 }
 
@@ -42,6 +45,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> lse_parts: array<f32>;
 @group(0) @binding(3) var<storage, read_write> o_buf: array<Packed4>;
 @group(0) @binding(4) var<storage, read_write> lse_buf: array<u32>;
+@group(0) @binding(5) var<storage, read> token_map: array<u32>;
 
 var<workgroup> o_sum: array<vec4<f32>, PG * D4>;
 var<workgroup> w_sum: array<f32, PG>;
@@ -84,11 +88,14 @@ fn combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
             sum += w_sum[y];
         }
         o *= select(0.0, 1.0 / sum, sum > 0.0);
-        let t = row / params.heads;
+        var t = row / params.heads;
         let h = row % params.heads;
+        if (TOKEN_MAP) {
+            t = token_map[params.map_offset + t];
+        }
         o_buf[params.o.x + t * params.o.z + h * params.o.w + c] = pack4(o);
         if (WRITE_LSE && c == 0u) {
-            lse_buf[params.lse_offset + row] = select(NEG_INF_BITS, bitcast<u32>(m + log(sum)), sum > 0.0);
+            lse_buf[params.lse_offset + t * params.heads + h] = select(NEG_INF_BITS, bitcast<u32>(m + log(sum)), sum > 0.0);
         }
     }
 }

@@ -81,9 +81,9 @@ struct Params {
     heads_q: u32,
     group: u32,          // heads_q / heads_kv
     splits: u32,
-    total_q: u32,        // query tokens in all
+    part_tokens: u32,    // SPLIT: query tokens with partial states (of the sequences run here)
     scale_log2: f32,     // softmax_scale * log2(e)
-    page_size: u32,      // PAGED: keys per page (PAGE; kept for the layout)
+    part_cu_offset: u32, // meta: each sequence's first partial-state token
     pages_per_seq: u32,  // PAGED: columns of the block table
     append: u32,         // 1: each query token's K/V was appended after the cached ones
     cu_offset: u32,      // meta: cu_seqlens_q (batch + 1 entries)
@@ -109,7 +109,8 @@ struct Params {
 // LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> seq_meta: array<u32>;
-// SPLIT: partial O (f32, [split][row][head_dim]) then partial LSE ([split][row]), as raw bits.
+// SPLIT: partial O (f32, [split][row][head_dim]) then partial LSE ([split][row]), as raw bits;
+// rows count the query tokens of the sequences run here only (from part_cu_offset).
 @group(0) @binding(7) var<storage, read_write> part_buf: array<u32>;
 
 // The streams' sums of P V, added up one stream after the other at the end.
@@ -368,7 +369,8 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         workgroupBarrier();
     }
     if (stream + 1u == S) {
-        let rows_total = params.total_q * params.heads_q;
+        let rows_total = params.part_tokens * params.heads_q;
+        let part_tok0 = seq_meta[params.part_cu_offset + seq];
         for (var r = 0u; r < BM; r++) {
             let pr = row0 + r;
             let tok = pr / g;
@@ -380,6 +382,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 let inv = select(0.0, 1.0 / l_row, l_row > 0.0);
                 let lse_bits = select(NEG_INF_BITS, bitcast<u32>((m_all[r] + log2(l_row)) * LN2), l_row > 0.0);
                 let row = t * params.heads_q + hq;
+                let part_row = (part_tok0 + tok) * params.heads_q + hq;
                 for (var c = 0u; c < RKD; c++) {
                     let d4 = chunk(kx, c);
                     if (d4 < D4) {
@@ -389,7 +392,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                         }
                         x *= inv;
                         if (SPLIT) {
-                            let at = ((split * rows_total + row) * D4 + d4) * 4u;
+                            let at = ((split * rows_total + part_row) * D4 + d4) * 4u;
                             part_buf[at] = bitcast<u32>(x.x);
                             part_buf[at + 1u] = bitcast<u32>(x.y);
                             part_buf[at + 2u] = bitcast<u32>(x.z);
@@ -401,7 +404,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
                 if (kx == 0u) {
                     if (SPLIT) {
-                        part_buf[params.part_lse_offset + split * rows_total + row] = lse_bits;
+                        part_buf[params.part_lse_offset + split * rows_total + part_row] = lse_bits;
                     } else if (WRITE_LSE) {
                         lse_buf[params.lse_offset + row] = lse_bits;
                     }

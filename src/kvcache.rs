@@ -927,10 +927,26 @@ pub struct KvCachePlan {
 }
 
 impl KvCachePlan {
-    /// Bytes of the partial states buffer (0 with one split).
+    /// Whether sequence `b` runs through the forward kernels ([`KvCachePlan::forward`]).
+    pub fn is_forward(&self, b: u32) -> bool {
+        self.forward.iter().any(|&(f, _)| f == b)
+    }
+
+    /// Query tokens of the sequences the KV-cache kernel runs: those with partial states when it
+    /// splits (routed chunks have none).
+    pub fn partial_tokens(&self) -> u32 {
+        (0..self.problem.batch())
+            .filter(|&b| !self.is_forward(b))
+            .map(|b| self.problem.seq_q(b))
+            .sum()
+    }
+
+    /// Bytes of the partial states buffer (0 with one split): O and LSE of every split for the
+    /// rows of [`KvCachePlan::partial_tokens`].
     pub fn partial_bytes(&self) -> u64 {
         if self.splits > 1 {
-            self.splits as u64 * self.problem.lse_len() * (self.problem.head_dim as u64 + 1) * 4
+            let rows = self.partial_tokens() as u64 * self.problem.heads_q as u64;
+            self.splits as u64 * rows * (self.problem.head_dim as u64 + 1) * 4
         } else {
             0
         }

@@ -404,8 +404,8 @@ fn plans_of_the_same_kernels_reuse_their_pipelines() {
 fn prefill_chunks_through_the_forward_kernels() {
     // A mixed step: two decoding sequences around a prefill chunk of 80 tokens over a cached
     // prefix, appended and rotated, causal; the chunk runs through the forward kernels (asked
-    // for with PrefillRoute::Forward), the decoding tokens through the KV-cache kernel, split 3 ways so that the combine pass also writes the
-    // chunk's rows before the forward pass does.
+    // for with PrefillRoute::Forward), the decoding tokens through the KV-cache kernel, split 3
+    // ways, so that the combine finds their packed partial states through the token map.
     let cu = [0u32, 1, 81, 82];
     let cached = [40u32, 50, 200];
     let (num_pages, table) = shuffled_table(3, 20, 16, 31);
@@ -426,6 +426,9 @@ fn prefill_chunks_through_the_forward_kernels() {
             assert_eq!(routed, vec![1], "{plan:?}");
             assert_eq!(plan.forward[0].1.problem, p.forward_problem(1));
             assert!(plan.work.iter().all(|&(b, _)| b != 1));
+            // Partial states for the two decoding tokens only (8 heads, 3 splits, O and LSE).
+            assert_eq!(plan.partial_tokens(), 2);
+            assert_eq!(plan.partial_bytes(), 3 * 2 * 8 * (32 + 1) * 4);
             check(&p, 1300 + paged as u64);
             // Not when told so, nor when the LSE is asked for; by default (Auto), exactly where
             // the chunk's forward plan takes the tensor cores.
@@ -488,7 +491,10 @@ fn prefill_chunks_through_the_forward_kernels() {
     assert!(kvcache::plan(&mixed, &caps).unwrap().forward.is_empty());
     caps.shader_f16 = true;
     caps.max_workgroup_storage_bytes = 49152;
-    assert!(kvcache::plan(&mixed.clone().dtype(DType::F16), &caps).unwrap().forward.is_empty());
+    assert!(kvcache::plan(&mixed.clone().dtype(DType::F16), &caps)
+        .unwrap()
+        .forward
+        .is_empty());
     caps.coop_matrix_f16 = true;
     assert!(
         kvcache::plan(&mixed, &caps).unwrap().forward.is_empty(),

@@ -352,7 +352,11 @@ fn every_kv_cache_variant_validates_and_translates() {
                         n_subgroup += 1;
                     }
                     validate(&decode::append_source(&plan), &what);
-                    validate(&decode::combine_source(d, plan.storage, p.with_lse), &what);
+                    for token_map in [false, true] {
+                        let combine =
+                            decode::combine_source(d, plan.storage, p.with_lse, token_map);
+                        validate(&combine, &what);
+                    }
                     n += 1;
                 }
             }

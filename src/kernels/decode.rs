@@ -37,9 +37,9 @@ struct AttentionParams {
     heads_q: u32,
     group: u32,
     splits: u32,
-    total_q: u32,
+    part_tokens: u32,
     scale_log2: f32,
-    page_size: u32,
+    part_cu_offset: u32,
     pages_per_seq: u32,
     append: u32,
     cu_offset: u32,
@@ -67,7 +67,7 @@ struct CombineParams {
     o_part_offset: u32,
     lse_part_offset: u32,
     lse_offset: u32,
-    _pad: u32,
+    map_offset: u32,
     o: [u32; 4],
 }
 
@@ -253,13 +253,21 @@ fn row_sums_wgsl(rows: u32, lanes: u32) -> String {
 }
 
 /// The combine shader for a head dimension and output storage.
-pub fn combine_source(head_dim: u32, storage: Storage, with_lse: bool) -> String {
-    combine_text(head_dim, storage, with_lse).render()
+/// `token_map`: partial-state rows are packed over the sequences a KV-cache step runs, and a
+/// table in the step's meta buffer gives each one's query token.
+pub fn combine_source(head_dim: u32, storage: Storage, with_lse: bool, token_map: bool) -> String {
+    combine_text(head_dim, storage, with_lse, token_map).render()
 }
 
-fn combine_text(head_dim: u32, storage: Storage, with_lse: bool) -> super::ShaderText {
+fn combine_text(
+    head_dim: u32,
+    storage: Storage,
+    with_lse: bool,
+    token_map: bool,
+) -> super::ShaderText {
     let header = format!(
-        "const D4: u32 = {}u;\nconst WG: u32 = {COMBINE_THREADS}u;\nconst WRITE_LSE: bool = {with_lse};\n{}",
+        "const D4: u32 = {}u;\nconst WG: u32 = {COMBINE_THREADS}u;\nconst WRITE_LSE: bool = {with_lse};\n\
+         const TOKEN_MAP: bool = {token_map};\n{}",
         head_dim / 4,
         super::storage_wgsl(storage)
     );
@@ -293,12 +301,18 @@ fn append_text(plan: &KvCachePlan) -> super::ShaderText {
     super::ShaderText::new(APPEND_SOURCE, header)
 }
 
-/// Where meta sections start, in u32 words: cu_seqlens_q, cached lengths, work items, block table.
+/// Where meta sections start, in u32 words: cu_seqlens_q, cached lengths, work items, block table,
+/// and where partial states go when some sequences run through the forward kernels.
 struct MetaLayout {
     cu: u32,
     lens: u32,
     work: u32,
     table: u32,
+    /// Each sequence's first partial-state token (cu_seqlens_q without the routed sequences'
+    /// tokens; `cu` itself when none is routed).
+    part_cu: u32,
+    /// The query token of each partial-state token, for the combine (only when some are routed).
+    token_map: Option<u32>,
 }
 
 fn meta(plan: &KvCachePlan) -> (Vec<u32>, MetaLayout) {
@@ -314,13 +328,35 @@ fn meta(plan: &KvCachePlan) -> (Vec<u32>, MetaLayout) {
     if let CacheLayout::Paged { block_table, .. } = &p.layout {
         words.extend(block_table);
     }
+    let cu = 0;
+    let (part_cu, token_map) = if plan.forward.is_empty() {
+        (cu, None)
+    } else {
+        // Partial states for the sequences run here only, packed in their order.
+        let part_cu = words.len() as u32;
+        let mut next = 0;
+        for b in 0..p.batch() {
+            words.push(next);
+            if !plan.is_forward(b) {
+                next += p.seq_q(b);
+            }
+        }
+        let token_map = words.len() as u32;
+        for b in (0..p.batch()).filter(|&b| !plan.is_forward(b)) {
+            let first = p.cu_seqlens_q[b as usize];
+            words.extend(first..first + p.seq_q(b));
+        }
+        (part_cu, Some(token_map))
+    };
     (
         words,
         MetaLayout {
-            cu: 0,
+            cu,
             lens,
             work,
             table,
+            part_cu,
+            token_map,
         },
     )
 }
@@ -516,7 +552,7 @@ fn layout(device: &wgpu::Device, label: &str, slots: &[Slot]) -> wgpu::PipelineL
 
 use Slot::{Read, Uniform, Write};
 const ATTENTION_SLOTS: &[Slot] = &[Uniform, Read, Read, Read, Write, Write, Read, Write];
-const COMBINE_SLOTS: &[Slot] = &[Uniform, Read, Read, Write, Write];
+const COMBINE_SLOTS: &[Slot] = &[Uniform, Read, Read, Write, Write, Read];
 const APPEND_SLOTS: &[Slot] = &[Uniform, Read, Read, Read, Write, Write, Write, Read, Read];
 
 fn bind_group(
@@ -584,7 +620,12 @@ impl FlashContext {
         })?;
         let combine = if plan.splits > 1 {
             Some(self.pipeline(
-                &combine_text(problem.head_dim, plan.storage, problem.with_lse),
+                &combine_text(
+                    problem.head_dim,
+                    plan.storage,
+                    problem.with_lse,
+                    !plan.forward.is_empty(),
+                ),
                 "combine",
                 || layout(device, "attention state merge", COMBINE_SLOTS),
             )?)
@@ -644,17 +685,19 @@ impl FlashContext {
         merge.validate()?;
         let storage = storage_for(merge.dtype, self.caps(), false);
         let pipeline = self.pipeline(
-            &combine_text(merge.head_dim, storage, merge.with_lse),
+            &combine_text(merge.head_dim, storage, merge.with_lse, false),
             "combine",
             || layout(self.device(), "attention state merge", COMBINE_SLOTS),
         )?;
         let lse_placeholder = self.placeholders[0].clone();
+        let map_placeholder = self.placeholders[1].clone();
         Ok(MergePlan {
             merge: *merge,
             storage,
             pipeline,
             device: self.device().clone(),
             lse_placeholder,
+            map_placeholder,
         })
     }
 }
@@ -802,7 +845,9 @@ impl KvCachePlanned {
             )
         };
         let splits = self.plan.splits;
-        let rows = p.lse_len() as u32;
+        // Partial-state rows: the query rows of the sequences run here.
+        let part_tokens = self.plan.partial_tokens();
+        let rows = part_tokens * p.heads_q;
         let lse_binding = || {
             lse.as_ref()
                 .map_or(self.placeholders[1].as_entire_binding(), |r| r.binding())
@@ -967,9 +1012,9 @@ impl KvCachePlanned {
                 heads_q: p.heads_q,
                 group: p.heads_q / p.heads_kv,
                 splits,
-                total_q: p.total_q(),
+                part_tokens,
                 scale_log2: p.scale() * std::f32::consts::LOG2_E,
-                page_size: page_size(p),
+                part_cu_offset: ml.part_cu,
                 pages_per_seq: p.pages_per_seq(),
                 append: p.append_new_kv as u32,
                 cu_offset: ml.cu,
@@ -1020,7 +1065,7 @@ impl KvCachePlanned {
                 o_part_offset: 0,
                 lse_part_offset: splits * rows * p.head_dim,
                 lse_offset: lse.as_ref().map_or(0, |r| r.first),
-                _pad: 0,
+                map_offset: ml.token_map.unwrap_or(0),
                 o: with(q_rows, out.first),
             };
             let u = uniform(device, &params);
@@ -1033,6 +1078,7 @@ impl KvCachePlanned {
                     partials.as_entire_binding(),
                     out.binding(),
                     lse_binding(),
+                    self.meta.as_entire_binding(),
                 ],
             );
             pass_bind_groups.push((combine, bg, [gx, gy, 1]));
@@ -1072,8 +1118,7 @@ impl KvCachePlanned {
             return Err(FlashError::Wgpu(err.to_string()));
         }
         // 4. Prefill chunks through the forward kernels, after the append (their keys and rotated
-        // queries are in place) and after the combine (which also wrote their rows, from partial
-        // states that hold none of their keys).
+        // queries are in place); the passes above have no rows of theirs.
         let q_buffer = match &self.rotated_q {
             Some(b) => TensorBuffer {
                 buffer: b,
@@ -1189,6 +1234,8 @@ pub struct MergePlan {
     pipeline: wgpu::ComputePipeline,
     device: wgpu::Device,
     lse_placeholder: wgpu::Buffer,
+    /// Bound as the (unread) token map.
+    map_placeholder: wgpu::Buffer,
 }
 
 impl MergePlan {
@@ -1252,7 +1299,7 @@ impl MergePlan {
             o_part_offset: o_parts.first,
             lse_part_offset: lse_parts.first,
             lse_offset: lse.as_ref().map_or(0, |r| r.first),
-            _pad: 0,
+            map_offset: 0,
             o: [out.first, 0, m.heads * m.head_dim / 4, m.head_dim / 4],
         };
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -1267,6 +1314,7 @@ impl MergePlan {
                 out.binding(),
                 lse.as_ref()
                     .map_or(self.lse_placeholder.as_entire_binding(), |r| r.binding()),
+                self.map_placeholder.as_entire_binding(),
             ],
         );
         {
