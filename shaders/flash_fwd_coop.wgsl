@@ -129,8 +129,10 @@ struct Params {
 // takes no mask) the prefix sums of the sequence lengths.
 @group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
 
-// K at 0, V at BN * RS; the Q block passes through it at the start, QROWS rows at a time.
-var<workgroup> kv_tile: array<f16, 2u * BN * RS>;
+// K at 0, V at BN * RS (in halves; the tile holds them four to a vec4, so that staging takes one
+// store per loaded vec4, and cooperative loads count its addresses and strides in vec4s); the Q
+// block passes through it at the start, QROWS rows at a time.
+var<workgroup> kv_tile: array<vec4<f16>, 2u * BN * RS / 4u>;
 // Each subgroup's MR x BN scores; also where O fragments are scaled and written out.
 var<workgroup> s_tile: array<f32, BM * SS>;
 var<workgroup> p_tile: array<f16, BM * PS>;
@@ -147,12 +149,9 @@ const RESCALE: u32 = 4u;
 
 // K and V tiles pass through registers: loads are issued a tile ahead, so their latency hides
 // behind a tile of products. Keys past the sequence are zero, not garbage: P is 0 there, and
-// 0 * NaN would not be.
+// 0 * NaN would not be. `at` counts halves, a multiple of 4.
 fn store4(at: u32, x: vec4<f16>) {
-    kv_tile[at] = x.x;
-    kv_tile[at + 1u] = x.y;
-    kv_tile[at + 2u] = x.z;
-    kv_tile[at + 3u] = x.w;
+    kv_tile[at / 4u] = x;
 }
 
 // Where key `key` of sequence `seq` starts in a K or V binding (`t`: offset, batch-or-page, token
@@ -243,7 +242,7 @@ fn forward(
             if (first >= r0 && first < r0 + QROWS) {
                 for (var kd = 0u; kd < D16; kd++) {
                     let at = (first - r0) * RS + kd * 16u;
-                    q_frag[rb * D16 + kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at], RS);
+                    q_frag[rb * D16 + kd] = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[at / 4u], RS / 4u);
                 }
             }
         }
@@ -331,7 +330,7 @@ fn forward(
             }
             for (var kd = 0u; kd < D16; kd++) {
                 let at = nb * 16u * RS + kd * 16u;
-                let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at], RS);
+                let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
                 for (var rb = 0u; rb < R16; rb++) {
                     s_acc[rb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb]);
                 }
@@ -467,7 +466,7 @@ fn forward(
         for (var f = 0u; f < D16; f++) {
             for (var nb = 0u; nb < N16; nb++) {
                 let at = (BN + nb * 16u) * RS + f * 16u;
-                let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at], RS);
+                let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
                 for (var rb = 0u; rb < R16; rb++) {
                     let o = rb * D16 + f;
                     o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
