@@ -69,7 +69,8 @@ const MR: u32 = 16u * R16;      // query rows per subgroup
 const BM: u32 = MR * NS;
 const WG: u32 = SG * NS;
 const LPR: u32 = SG / 16u;      // lanes per score row in the softmax (each lane has R16 rows)
-const CPL: u32 = BN / LPR;      // score columns per lane and row
+const CPL: u32 = BN / LPR;      // score columns per lane and row (adjacent; a multiple of 4)
+const CPL4: u32 = CPL / 4u;
 // Row strides: K/V (and staged Q) rows of halves, score rows of floats, probability rows of
 // halves; each padded against bank conflicts and a multiple of 16 bytes.
 const RS: u32 = D + 8u;
@@ -134,8 +135,10 @@ struct Params {
 // block passes through it at the start, QROWS rows at a time.
 var<workgroup> kv_tile: array<vec4<f16>, 2u * BN * RS / 4u>;
 // Each subgroup's MR x BN scores; also where O fragments are scaled and written out.
-var<workgroup> s_tile: array<f32, BM * SS>;
-var<workgroup> p_tile: array<f16, BM * PS>;
+// Both hold four elements to a vec4 (element i at [i / 4][i % 4]; SS and PS are multiples of 4),
+// so that a lane reads four scores and writes four probabilities at a time.
+var<workgroup> s_tile: array<vec4<f32>, BM * SS / 4u>;
+var<workgroup> p_tile: array<vec4<f16>, BM * PS / 4u>;
 // Per row: the factor O is scaled by (rescale, then 1 / l at the end).
 var<workgroup> row_scale: array<f32, BM>;
 // VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform;
@@ -174,6 +177,51 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
         return v_buf[key_row(base, params.v, seq, key) + i % D4];
     }
     return k_buf[key_row(base, params.k, seq, key) + i % D4];
+}
+
+// One score of the tile at `key` for query row `row` (modifiers and masks applied), in the units
+// exp2 takes after scaling by scale_log2; MASKED where the key is not visible. `interior`: the
+// whole tile is inside every row's band (BANDED), so no element needs the visibility test.
+fn score(s: f32, key: u32, row: u32, diag: i32, interior: bool, slope: f32, batch: u32,
+         head_q: u32, seq_q: u32, seq_kv: u32) -> f32 {
+    var visible = true;
+    if (!(BANDED && interior)) {
+        visible = key < seq_kv && row < seq_q;
+        if (BANDED) {
+            visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
+            visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
+        }
+    }
+    var xj = s * params.score_sign;
+    if (SCALED) {
+        xj = s * params.scale;
+        if (SOFTCAP) {
+            // Clamped: tanh is +-1 in f32 well before 15, and some backends compute it through
+            // exp, which overflows for large arguments.
+            xj = params.softcap * tanh(clamp(xj / params.softcap, -15.0, 15.0));
+        }
+        if (ALIBI) {
+            xj -= slope * f32(abs(diag - i32(key)));
+        }
+    }
+    if ((BIAS || KEEP_MASK) && visible) {
+        let at = params.mask_offset + batch * params.mask_batch_stride
+            + head_q * params.mask_head_stride + row * seq_kv + key;
+        if (BIAS) {
+            let bits = mask_buf[at];
+            visible = bits != NEG_INF_BITS;
+            xj += select(0.0, bitcast<f32>(bits), visible);
+        }
+        if (KEEP_MASK) {
+            visible = ((mask_buf[at / 4u] >> ((at % 4u) * 8u)) & 0xffu) != 0u;
+        }
+    }
+    return select(MASKED, xj, visible);
+}
+
+// exp2 of a score against the subtracted max (both scaled to exp2 units); 0 for a masked one.
+fn prob(x: f32, m_scaled: f32) -> f32 {
+    return select(0.0, exp2(fma(x, params.scale_log2, -m_scaled)), x > MASKED);
 }
 
 @compute @workgroup_size(WG)
@@ -283,10 +331,10 @@ fn forward(
 
     // A zero accumulator, loaded from zeroed workgroup memory (the portable way to make one).
     for (var e = lane; e < 256u; e += SG) {
-        s_tile[s_base + (e / 16u) * SS + e % 16u] = 0.0;
+        s_tile[(s_base + (e / 16u) * SS + e % 16u) / 4u][e % 4u] = 0.0;
     }
     workgroupBarrier();
-    let zero_frag = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
+    let zero_frag = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base / 4u], SS / 4u);
     var o_acc: array<coop_mat16x16<f32, C>, R16 * D16>;
     for (var f = 0u; f < R16 * D16; f++) {
         o_acc[f] = zero_frag;
@@ -337,7 +385,7 @@ fn forward(
             }
             for (var rb = 0u; rb < R16; rb++) {
                 let at = s_base + rb * 16u * SS + nb * 16u;
-                coopStoreT(s_acc[rb], &s_tile[at], SS);
+                coopStoreT(s_acc[rb], &s_tile[at / 4u], SS / 4u);
             }
         }
         sync_subgroup();
@@ -359,48 +407,19 @@ fn forward(
             let rr = rb * 16u + r; // row within the subgroup's block
             let row = m0 + row0 + rr;
             let diag = i32(row) + diag_offset;
-            // Score modifiers, the mask, and the row max of this tile.
+            // Score modifiers, the mask, and the row max of this tile: this lane's CPL adjacent
+            // columns, four at a time.
             var x: array<f32, CPL>;
             var tile_max = MASKED;
-            for (var j = 0u; j < CPL; j++) {
-                let col = part + j * LPR;
-                let key = n0 + col;
-                var visible = true;
-                if (!(BANDED && interior)) {
-                    visible = key < seq_kv && row < seq_q;
-                    if (BANDED) {
-                        visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
-                        visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
-                    }
-                }
-                let s = s_tile[s_base + rr * SS + col];
-                var xj = s * params.score_sign;
-                if (SCALED) {
-                    xj = s * params.scale;
-                    if (SOFTCAP) {
-                        // Clamped: tanh is +-1 in f32 well before 15, and some backends compute
-                        // it through exp, which overflows for large arguments.
-                        xj = params.softcap * tanh(clamp(xj / params.softcap, -15.0, 15.0));
-                    }
-                    if (ALIBI) {
-                        xj -= slope * f32(abs(diag - i32(key)));
-                    }
-                }
-                if ((BIAS || KEEP_MASK) && visible) {
-                    let at = params.mask_offset + batch * params.mask_batch_stride
-                        + head_q * params.mask_head_stride + row * seq_kv + key;
-                    if (BIAS) {
-                        let bits = mask_buf[at];
-                        visible = bits != NEG_INF_BITS;
-                        xj += select(0.0, bitcast<f32>(bits), visible);
-                    }
-                    if (KEEP_MASK) {
-                        visible = ((mask_buf[at / 4u] >> ((at % 4u) * 8u)) & 0xffu) != 0u;
-                    }
-                }
-                xj = select(MASKED, xj, visible);
-                x[j] = xj;
-                tile_max = max(tile_max, xj);
+            let s_row = (s_base + rr * SS + part * CPL) / 4u;
+            for (var j4 = 0u; j4 < CPL4; j4++) {
+                let s4 = s_tile[s_row + j4];
+                let key = n0 + part * CPL + j4 * 4u;
+                x[j4 * 4u] = score(s4.x, key, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+                x[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+                x[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+                x[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+                tile_max = max(tile_max, max(max(x[j4 * 4u], x[j4 * 4u + 1u]), max(x[j4 * 4u + 2u], x[j4 * 4u + 3u])));
             }
             for (var off = 1u; off < LPR; off *= 2u) {
                 tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
@@ -424,10 +443,16 @@ fn forward(
             }
             var l = l_part[rb] * alpha;
             let m_scaled = m_used[rb] * params.scale_log2;
-            for (var j = 0u; j < CPL; j++) {
-                let pr = select(0.0, exp2(fma(x[j], params.scale_log2, -m_scaled)), x[j] > MASKED);
-                l += pr;
-                p_tile[p_base + rr * PS + part + j * LPR] = f16(pr);
+            let p_row = (p_base + rr * PS + part * CPL) / 4u;
+            for (var j4 = 0u; j4 < CPL4; j4++) {
+                let p4 = vec4<f32>(
+                    prob(x[j4 * 4u], m_scaled),
+                    prob(x[j4 * 4u + 1u], m_scaled),
+                    prob(x[j4 * 4u + 2u], m_scaled),
+                    prob(x[j4 * 4u + 3u], m_scaled),
+                );
+                l += (p4.x + p4.y) + (p4.z + p4.w);
+                p_tile[p_row + j4] = vec4<f16>(p4);
             }
             l_part[rb] = l;
         }
@@ -443,14 +468,14 @@ fn forward(
         if (rescale) {
             // Rare: scale O by row through this subgroup's score block, 16 rows at a time.
             for (var f = 0u; f < R16 * D16; f++) {
-                coopStoreT(o_acc[f], &s_tile[s_base], SS);
+                coopStoreT(o_acc[f], &s_tile[s_base / 4u], SS / 4u);
                 sync_subgroup();
-                for (var e = lane; e < 256u; e += SG) {
-                    let at = s_base + (e / 16u) * SS + e % 16u;
-                    s_tile[at] *= row_scale[row0 + (f / D16) * 16u + e / 16u];
+                for (var e = lane; e < 64u; e += SG) {
+                    let at = (s_base + (e / 4u) * SS) / 4u + e % 4u;
+                    s_tile[at] *= row_scale[row0 + (f / D16) * 16u + e / 4u];
                 }
                 sync_subgroup();
-                o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base], SS);
+                o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base / 4u], SS / 4u);
                 sync_subgroup();
             }
         }
@@ -460,7 +485,7 @@ fn forward(
         for (var rb = 0u; rb < R16; rb++) {
             for (var nb = 0u; nb < N16; nb++) {
                 let at = p_base + rb * 16u * PS + nb * 16u;
-                p_frag[rb * N16 + nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at], PS);
+                p_frag[rb * N16 + nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at / 4u], PS / 4u);
             }
         }
         for (var f = 0u; f < D16; f++) {
@@ -517,7 +542,7 @@ fn forward(
     for (var f = 0u; f < D16; f++) {
         for (var rb = 0u; rb < R16; rb++) {
             let at = s_base + rb * 16u * SS;
-            coopStoreT(o_acc[rb * D16 + f], &s_tile[at], SS);
+            coopStoreT(o_acc[rb * D16 + f], &s_tile[at / 4u], SS / 4u);
         }
         workgroupBarrier();
         for (var e = lane; e < MR * 4u; e += SG) {
@@ -525,8 +550,7 @@ fn forward(
             let c4 = e % 4u;
             let out_row = m0 + row0 + rr;
             if (out_row < seq_q) {
-                let at = s_base + rr * SS + c4 * 4u;
-                let o = vec4<f32>(s_tile[at], s_tile[at + 1u], s_tile[at + 2u], s_tile[at + 3u]);
+                let o = s_tile[(s_base + rr * SS) / 4u + c4];
                 o_buf[o_base + out_row * params.o.z + f * 4u + c4] = vec4<f16>(o * row_scale[row0 + rr]);
             }
         }

@@ -518,13 +518,16 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
         && (rows == 16 || rows == 32)
         && t.block_m == rows * t.threads_y
         && t.block_n > 0
-        && t.block_n % 16 == 0;
+        && t.block_n % 16 == 0
+        // The softmax lanes of a row (sg / 16) take 4 adjacent score columns at a time.
+        && (t.block_n / (sg / 16)) % 4 == 0;
     if !shaped {
         return Err(FlashError::BadOption {
             what: "tiles",
             got: format!("{t:?}"),
             why: "cooperative-matrix tiles need threads_x = the subgroup size, block_m = 16 or 32 \
-                  rows per subgroup times threads_y, and block_n a multiple of 16",
+                  rows per subgroup times threads_y, and block_n a multiple of 16 and of the \
+                  subgroup size / 4",
         });
     }
     check_limits(

@@ -41,7 +41,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         ("R16 * D16", row_blocks * d16),
         ("R16", row_blocks),
         ("N16", t.block_n / 16),
-        ("CPL", t.block_n / lanes_per_row),
+        ("CPL4", t.block_n / lanes_per_row / 4),
         ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
     ])
 }
