@@ -187,12 +187,13 @@ pub fn candidates_for(caps: &DeviceCaps) -> Vec<Tiles> {
 /// for head dims up to 64 and above. Each subgroup owns 16 or 32 query rows; K and V tiles of
 /// block_n keys are shared by all of them. A subgroup with 32 rows reads each K and V fragment
 /// once for two products, but holds twice the accumulators. The plan skips the candidates the
-/// device cannot run. Measured on the H200 at N = 8k, f16 (BENCHMARKS.md, `coop_tiles.json`): at
-/// d = 64, 32 rows x 4 subgroups with 16-key tiles lead; at d = 128, 16 rows x 8 subgroups with
-/// 32-key tiles (32 rows per subgroup spill there).
+/// device cannot run. Measured on the H200 at N = 8k, f16 (BENCHMARKS.md, sixth round): at
+/// d = 64, 16 rows x 4 subgroups with 16-key tiles lead (102.6 TFLOP/s non-causal against 91.1
+/// for 32 rows x 4 subgroups, causal even); at d = 128, 16 rows x 8 subgroups with 32-key tiles
+/// (32 rows per subgroup spill there).
 const COOP_CANDIDATES_SMALL_D: &[(u32, u32, u32)] = &[
-    (32, 16, 4),
     (16, 16, 4),
+    (32, 16, 4),
     (16, 32, 8),
     (32, 32, 4),
     (16, 32, 4),
