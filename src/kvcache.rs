@@ -164,8 +164,9 @@ pub struct KvCacheAttention {
 /// binding: for pages, the whole pool).
 ///
 /// On the H200, a 32k-token prompt among 32 decoding sequences (`examples/serving.rs`) took
-/// 462.6 ms in one step on the KV-cache kernel and 133.6 ms through the tensor-core forward
-/// kernel; on the portable tiers the KV-cache kernel is the one tuned for these steps.
+/// 462.6 ms in one step on the KV-cache kernel and 121.3 ms through the tensor-core forward kernel
+/// (BENCHMARKS.md). Without tensor cores the two routes have not been compared on a GPU, so
+/// `Auto` keeps the KV-cache kernel there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PrefillRoute {
     /// The forward kernels where a chunk's forward plan takes the tensor cores
