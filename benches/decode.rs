@@ -28,7 +28,7 @@ use std::time::Instant;
 use clap::Parser;
 use serde::Serialize;
 use wgpu_flash_attn::context::from_dtype_bytes;
-use wgpu_flash_attn::kvcache::{self, DecodeKernel, DecodeTiles, KvCacheAttention};
+use wgpu_flash_attn::kvcache::{self, DecodeKernel, DecodeTiles, KvCacheAttention, PrefillRoute};
 use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::{DType, FlashContext, FlashError, KvCacheBuffers};
 
@@ -268,9 +268,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         let out_bytes = (b * sq * hq * d) as u64 * dtype.size();
         let out = upload(&ctx, "out", &vec![0u8; out_bytes as usize]);
         for layout in &args.layouts {
-            // The step's query tokens are the caches' last seq_q tokens (already appended).
-            let base =
-                KvCacheAttention::decode(hq, hkv, d, sq, &vec![kv; b as usize], kv).dtype(dtype);
+            // The step's query tokens are the caches' last seq_q tokens (already appended). The
+            // KV-cache kernel runs them all, also where seq_q would make a prefill chunk.
+            let base = KvCacheAttention::decode(hq, hkv, d, sq, &vec![kv; b as usize], kv)
+                .dtype(dtype)
+                .prefill_route(PrefillRoute::KvCache);
             let (problem, table) = match layout.as_str() {
                 "contiguous" => (base, None),
                 "paged" => {

@@ -316,8 +316,8 @@ fn forward(
     }
 
     // Softmax roles: lane `lane` of subgroup `sg` handles row r of each of the subgroup's R16
-    // blocks of 16 rows, and the score columns part, part + LPR, ... of it. The LPR lanes of a row
-    // hold the same running max.
+    // blocks of 16 rows, and its CPL adjacent score columns part * CPL .. part * CPL + CPL - 1,
+    // four at a time. The LPR lanes of a row hold the same running max.
     let r = lane / LPR;
     let part = lane % LPR;
     let s_base = row0 * SS;
@@ -330,8 +330,9 @@ fn forward(
     }
 
     // A zero accumulator, loaded from zeroed workgroup memory (the portable way to make one).
-    for (var e = lane; e < 256u; e += SG) {
-        s_tile[(s_base + (e / 16u) * SS + e % 16u) / 4u][e % 4u] = 0.0;
+    // Whole vec4s: lanes writing components of one vector could overwrite each other's.
+    for (var e = lane; e < 64u; e += SG) {
+        s_tile[(s_base + (e / 4u) * SS) / 4u + e % 4u] = vec4<f32>(0.0);
     }
     workgroupBarrier();
     let zero_frag = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base / 4u], SS / 4u);

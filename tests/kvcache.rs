@@ -460,6 +460,20 @@ fn prefill_chunks_through_the_forward_kernels() {
             assert!(lse.forward.is_empty());
         }
     }
+    // Routed sequences first and last, one sitting out (no query tokens) beside them: the packed
+    // partial states hold the one decoding token, and the combine finds its row.
+    let p = KvCacheAttention::new(8, 2, 32, &[0, 70, 70, 71, 151], &[10, 30, 60, 5])
+        .causal(true)
+        .append_new_kv(true)
+        .num_splits(3)
+        .prefill_route(PrefillRoute::Forward);
+    let plan = kvcache::plan(&p, ctx().caps()).unwrap();
+    let routed: Vec<u32> = plan.forward.iter().map(|(b, _)| *b).collect();
+    assert_eq!(
+        (routed, plan.partial_tokens(), plan.splits),
+        (vec![0, 3], 1, 3)
+    );
+    check(&p, 1305);
     // Only prefill chunks: no KV-cache attention, no split.
     let p = KvCacheAttention::new(4, 4, 32, &[0, 70], &[30])
         .causal(true)

@@ -157,6 +157,26 @@ fn the_tensor_core_tier_and_its_barriers() {
     assert!(!fallback.subgroup_sync);
     let err = plan_with(&p, &caps, forced(Kernel::ForwardCoopMatrix, None)).unwrap_err();
     assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
+    // The softmax lanes of a row take 4 adjacent columns at a time: with subgroups of 128 (8
+    // lanes a row) 16-key tiles leave them 2 and are refused; the plan takes 32-key tiles.
+    caps.coop_matrix_f16 = true;
+    caps.subgroup_sizes = Some((128, 128));
+    caps.max_invocations_per_workgroup = 1024;
+    caps.max_workgroup_size_x = 1024;
+    let narrow = Tiles {
+        block_m: 64,
+        block_n: 16,
+        threads_x: 128,
+        threads_y: 4,
+    };
+    let err = plan_with(&p, &caps, forced(Kernel::ForwardCoopMatrix, Some(narrow))).unwrap_err();
+    assert!(
+        matches!(err, FlashError::BadOption { what: "tiles", .. }),
+        "{err}"
+    );
+    let wide = plan(&p, &caps).unwrap();
+    assert_eq!(wide.kernel, Kernel::ForwardCoopMatrix);
+    assert_eq!(wide.tiles.block_n / (128 / 16) % 4, 0, "{:?}", wide.tiles);
 }
 
 #[test]

@@ -225,7 +225,7 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
     caps.coop_matrix_f16 = true;
     caps.subgroup_barrier = true;
     let mut n = 0;
-    for subgroup in [32, 64] {
+    for subgroup in [16, 32, 64, 128] {
         caps.subgroup_sizes = Some((subgroup, subgroup));
         for d in [16, 48, 64, 128, 256] {
             for all in [false, true] {
@@ -271,9 +271,11 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                 for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup) {
                     let options = PlanOptions {
                         tiles: Some(tiles),
+                        kernel: Some(Kernel::ForwardCoopMatrix),
                         ..Default::default()
                     };
                     if let Ok(plan) = plan_with(&p, &caps, options) {
+                        assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix);
                         validate_spirv(
                             &forward::shader_source(&plan),
                             &format!("coop sg={subgroup} d={d} all={all} {tiles:?}"),
