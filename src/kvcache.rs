@@ -6,6 +6,8 @@
 //! block table. Optionally the step's new keys and values are appended to the cache first, with
 //! rotary embeddings applied to the queries and the new keys. [`plan`] turns it into a
 //! [`KvCachePlan`] for a device (tiles, split-KV count, work list); no GPU calls happen here.
+//! Prefill chunks (64 query tokens or more) run through the forward kernels over the same caches
+//! where the device has the tensor-core tier ([`PrefillRoute`]); the KV-cache kernel runs the rest.
 //!
 //! ```
 //! use wgpu_flash_attn::kvcache::{KvCacheAttention, RotaryEmbedding};
