@@ -6,8 +6,8 @@
 #   bash benches/sweep.sh OUT_DIR            # builds the benchmark with cargo if ATTENTION is unset
 #   ATTENTION=/path/to/attention-binary bash benches/sweep.sh OUT_DIR   # a machine without Rust
 #
-# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, torch.json (if PyTorch runs), report.md, report.svg and
-# the logs of each step.
+# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, torch.json (if PyTorch runs), report.md, report.svg,
+# clocks.csv (where nvidia-smi exists) and the logs of each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?usage: benches/sweep.sh OUT_DIR}"
@@ -17,6 +17,15 @@ if [ -z "${ATTENTION:-}" ]; then
   ATTENTION=$(ls -t target/release/deps/attention-* | grep -v '\.d$' | head -1)
 fi
 echo "benchmark binary: $ATTENTION"
+# Where nvidia-smi exists, the GPU's clocks, temperature and power between the
+# steps go to clocks.csv: a step that ran slow can then be told apart from a slow kernel.
+clocks() {
+  if command -v nvidia-smi > /dev/null; then
+    echo "$1,$(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 || true)" >> "$out/clocks.csv"
+  fi
+}
+rm -f "$out/clocks.csv"
+clocks start
 # A configuration over its error tolerance makes the benchmark exit nonzero: the report is still
 # written (the rows say which failed), and so is this script's exit status.
 failed=""
@@ -24,10 +33,12 @@ failed=""
 "$ATTENTION" --tokens 16384 --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,f16 \
   --causal both --kernels portable,subgroup,coop-matrix --runs 10 --warmup 5 \
   --json "$out/flash.json" | tee "$out/flash.txt" || failed="flash.json"
+clocks after-flash
 "$ATTENTION" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f32,f16 --causal off --baseline off \
   --kernels portable,subgroup \
   --tiles 32x32x16x16,64x16x8x16,32x32x16x8,64x32x8x16,128x32x8x32,128x32x16x16 \
   --runs 5 --warmup 3 --check-rows 8 --json "$out/tiles.json" | tee "$out/tiles.txt" || failed="${failed:+$failed, }tiles.json"
+clocks after-tiles
 inputs=("$out/flash.json" "$out/tiles.json")
 # The tensor-core tier's tiles, where the adapter has that tier (the benchmark writes no JSON
 # when none of the requested tiers can run).
@@ -43,9 +54,11 @@ else
   echo "SKIPPED: tensor-core tiles (see $out/coop_tiles.txt)"
 fi
 cat "$out/coop_tiles.txt"
+clocks after-coop-tiles
 if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 benches/torch_sdpa.py --json "$out/torch.json" | tee "$out/torch.txt"
   inputs+=("$out/torch.json")
+  clocks after-torch
 else
   echo "SKIPPED: PyTorch SDPA (no torch with CUDA and triton here)"
 fi
