@@ -15,6 +15,9 @@
 //! cache. A cache file that cannot be parsed is ignored: the tuner measures again, says so in
 //! [`Tuned::cache_note`] and replaces the file with a valid one.
 //!
+//! [`tune_kv_cache`] does the same for a KV-cache step's split count and kernel (the plan's rule
+//! for splits is tuned on an H200), with winners in the same file.
+//!
 //! ```no_run
 //! # fn main() -> wgpu_flash_attn::Result<()> {
 //! use wgpu_flash_attn::{autotune, Attention, DType, FlashContext};
@@ -32,10 +35,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::{FlashContext, HostInputs, ProblemBuffers};
+use crate::context::{to_dtype_bytes, FlashContext, HostInputs, ProblemBuffers};
 use crate::error::{FlashError, Result};
+use crate::kernels::decode::KvCacheBuffers;
+use crate::kvcache::{
+    self, CacheLayout, DecodeKernel, DecodeTiles, KvCacheAttention, RotaryAngles, RotaryEmbedding,
+};
 use crate::plan::{self, DeviceCaps, Kernel, PlanOptions, Tiles};
-use crate::problem::{Attention, Tensor};
+use crate::problem::{Attention, DType, Tensor};
 use crate::timing::{time_pass, GpuTimer};
 use crate::tuning;
 
@@ -179,6 +186,9 @@ pub struct TuneCache {
     pub version: u32,
     /// One entry per key.
     pub entries: Vec<TuneEntry>,
+    /// KV-cache steps' winners ([`tune_kv_cache`]), one per key.
+    #[serde(default)]
+    pub kv_entries: Vec<KvTuneEntry>,
 }
 
 const FORMAT: &str = "wgpu-flash-attn tuning cache";
@@ -194,6 +204,7 @@ impl TuneCache {
             format: FORMAT.into(),
             version: VERSION,
             entries: Vec::new(),
+            kv_entries: Vec::new(),
         }
     }
 
@@ -206,6 +217,17 @@ impl TuneCache {
     pub fn insert(&mut self, entry: TuneEntry) {
         self.entries.retain(|e| e.key != entry.key);
         self.entries.push(entry);
+    }
+
+    /// The KV-cache entry for `key`, if any.
+    pub fn get_kv(&self, key: &KvTuneKey) -> Option<&KvTuneEntry> {
+        self.kv_entries.iter().find(|e| &e.key == key)
+    }
+
+    /// Adds a KV-cache entry, replacing the one with the same key.
+    pub fn insert_kv(&mut self, entry: KvTuneEntry) {
+        self.kv_entries.retain(|e| e.key != entry.key);
+        self.kv_entries.push(entry);
     }
 
     /// The cache as JSON text.
@@ -468,18 +490,22 @@ pub fn tune_blocking(
     pollster::block_on(tune(ctx, problem, options))
 }
 
-/// Seeded inputs for timing one problem on the device (extras filled with harmless values).
-fn tune_buffers(ctx: &FlashContext, p: &Attention) -> ProblemBuffers {
-    // A small linear congruential sequence in [-1, 1): timing needs no better randomness.
+/// A small linear congruential sequence in [-1, 1): timing needs no better randomness.
+fn seeded_values() -> impl FnMut(u64) -> Vec<f32> {
     let mut state = 0x2545_f491_u32;
-    let mut values = |n: u64| -> Vec<f32> {
+    move |n: u64| -> Vec<f32> {
         (0..n)
             .map(|_| {
                 state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
                 (state >> 8) as f32 / (1u32 << 23) as f32 - 1.0
             })
             .collect()
-    };
+    }
+}
+
+/// Seeded inputs for timing one problem on the device (extras filled with harmless values).
+fn tune_buffers(ctx: &FlashContext, p: &Attention) -> ProblemBuffers {
+    let mut values = seeded_values();
     let (q, k, v) = (
         values(p.span_of(Tensor::Q)),
         values(p.span_of(Tensor::K)),
@@ -499,4 +525,366 @@ fn tune_buffers(ctx: &FlashContext, p: &Attention) -> ProblemBuffers {
             mask: p.mask.map(|_| mask.as_slice()),
         },
     )
+}
+
+/// The class of KV-cache steps one cached winner of [`tune_kv_cache`] stands for, on one adapter
+/// and driver: the same heads, head_dim, storage, layout kind, mask and batch, with the longest
+/// query chunk and the longest KV length in the same power-of-two buckets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvTuneKey {
+    /// Adapter name.
+    pub adapter: String,
+    /// Backend.
+    pub backend: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// Vendor id.
+    pub vendor: u32,
+    /// Storage as the plan reads it.
+    pub storage: String,
+    /// Query heads.
+    pub heads_q: u32,
+    /// KV heads.
+    pub heads_kv: u32,
+    /// Head dimension.
+    pub head_dim: u32,
+    /// Sequences in the step.
+    pub batch: u32,
+    /// The longest query chunk of a sequence, rounded up to a power of two.
+    pub seq_q_bucket: u32,
+    /// The longest KV length of a sequence (with the step's own tokens), rounded up to a power of
+    /// two.
+    pub kv_bucket: u32,
+    /// Paged caches.
+    pub paged: bool,
+    /// Causal mask.
+    pub causal: bool,
+}
+
+impl KvTuneKey {
+    /// The key of `step` on a device.
+    pub fn new(caps: &DeviceCaps, step: &KvCacheAttention) -> KvTuneKey {
+        KvTuneKey {
+            adapter: caps.name.clone(),
+            backend: caps.backend.clone(),
+            driver: caps.driver.clone(),
+            vendor: caps.vendor,
+            storage: plan::storage_for(step.dtype, caps, false).name().into(),
+            heads_q: step.heads_q,
+            heads_kv: step.heads_kv,
+            head_dim: step.head_dim,
+            batch: step.batch(),
+            seq_q_bucket: (0..step.batch())
+                .map(|b| step.seq_q(b))
+                .max()
+                .unwrap_or(1)
+                .max(1)
+                .next_power_of_two(),
+            kv_bucket: step.longest_kv().max(1).next_power_of_two(),
+            paged: matches!(step.layout, CacheLayout::Paged { .. }),
+            causal: step.causal,
+        }
+    }
+}
+
+/// One cached KV-cache winner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KvTuneEntry {
+    /// What it was measured for.
+    pub key: KvTuneKey,
+    /// The winning tiles.
+    pub tiles: DecodeTiles,
+    /// The winning split count.
+    pub splits: u32,
+    /// Its median time in milliseconds on the step it was measured on.
+    pub ms: f64,
+    /// "gpu-timestamps" or "wall-clock".
+    pub timing: String,
+}
+
+/// One KV-cache candidate's measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvTrial {
+    /// The tiles.
+    pub tiles: DecodeTiles,
+    /// KV splits.
+    pub splits: u32,
+    /// Median milliseconds of the whole step (append, attention, combine, routed chunks).
+    pub ms: f64,
+}
+
+/// What [`tune_kv_cache`] chose: run the step as
+/// `ctx.plan_kv_cache_with(&step.clone().num_splits(t.splits), Some(t.tiles))`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TunedKvCache {
+    /// The winning tiles.
+    pub tiles: DecodeTiles,
+    /// The winning split count.
+    pub splits: u32,
+    /// Its median time in milliseconds (as measured when it was cached, for a cache hit).
+    pub ms: f64,
+    /// The winner came from the cache; nothing was measured.
+    pub from_cache: bool,
+    /// "gpu-timestamps" or "wall-clock".
+    pub timing: String,
+    /// Every candidate measured, in the order tried (empty for a cache hit).
+    pub trials: Vec<KvTrial>,
+    /// Set when a cache file existed but was ignored, or could not be written.
+    pub cache_note: Option<String>,
+}
+
+/// The split counts [`tune_kv_cache`] tries around the plan's own `splits`: 1, a quarter, a half,
+/// the plan's, twice and four times it, within 1..=[`kvcache::MAX_SPLITS`], without repeats.
+pub fn kv_split_candidates(splits: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = [1, splits / 4, splits / 2, splits, splits * 2, splits * 4]
+        .into_iter()
+        .map(|s| s.clamp(1, kvcache::MAX_SPLITS))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Tunes a KV-cache step's split count and kernel on the context's device: the plan's tiles of
+/// each KV-cache kernel the device offers ([`kvcache::default_tiles`]), each with the split
+/// counts of [`kv_split_candidates`] (starting from what the plan picks for that kernel), timed as
+/// whole steps on seeded inputs. The plan's split rule is tuned on an H200 (one whole wave of
+/// resident workgroups); on other GPUs their resident count differs, which is what this
+/// measures. Winners are cached like [`tune`]'s, in the same file (`kv_entries`), per
+/// [`KvTuneKey`]. `options.kernels` and `options.max_candidates` do not apply.
+///
+/// ```no_run
+/// # fn main() -> wgpu_flash_attn::Result<()> {
+/// use wgpu_flash_attn::{autotune, DType, FlashContext, KvCacheAttention};
+/// let ctx = FlashContext::default_blocking()?;
+/// let step = KvCacheAttention::decode(32, 8, 128, 1, &[32768; 8], 32768).dtype(DType::F16);
+/// let options = autotune::TuneOptions { cache_dir: autotune::default_cache_dir(), ..Default::default() };
+/// let tuned = autotune::tune_kv_cache_blocking(&ctx, &step, &options)?;
+/// let plan = ctx.plan_kv_cache_with(&step.clone().num_splits(tuned.splits), Some(tuned.tiles))?;
+/// println!("{} splits: {:.3} ms", tuned.splits, tuned.ms);
+/// # let _ = plan; Ok(()) }
+/// ```
+pub async fn tune_kv_cache(
+    ctx: &FlashContext,
+    step: &KvCacheAttention,
+    options: &TuneOptions,
+) -> Result<TunedKvCache> {
+    step.validate()?;
+    if options.runs == 0 {
+        return Err(FlashError::BadOption {
+            what: "TuneOptions::runs",
+            got: "0".into(),
+            why: "at least one timed run is needed",
+        });
+    }
+    let caps = ctx.caps();
+    let key = KvTuneKey::new(caps, step);
+    #[allow(unused_mut)]
+    let mut cache_note = None;
+    #[cfg(not(target_arch = "wasm32"))]
+    let cache_path = options.cache_dir.as_ref().map(|d| d.join(CACHE_FILE));
+    #[cfg(not(target_arch = "wasm32"))]
+    let mut cache = match &cache_path {
+        Some(path) => TuneCache::load(path).unwrap_or_else(|e| {
+            cache_note = Some(format!("ignored the cache file: {e}"));
+            TuneCache::new()
+        }),
+        None => TuneCache::new(),
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(entry) = cache.get_kv(&key) {
+        // A stale entry (tiles this version no longer accepts) is measured again.
+        let forced = step.clone().num_splits(entry.splits);
+        if kvcache::plan_with(&forced, caps, Some(entry.tiles)).is_ok() {
+            return Ok(TunedKvCache {
+                tiles: entry.tiles,
+                splits: entry.splits,
+                ms: entry.ms,
+                from_cache: true,
+                timing: entry.timing.clone(),
+                trials: Vec::new(),
+                cache_note,
+            });
+        }
+    }
+
+    let mut candidates = Vec::new();
+    for kernel in [DecodeKernel::Subgroup, DecodeKernel::Portable] {
+        let Ok(tiles) = kvcache::default_tiles(step, kernel, caps) else {
+            continue;
+        };
+        // The split count the plan picks with these tiles, unless the step forces one.
+        let Ok(own) = kvcache::plan_with(step, caps, Some(tiles)) else {
+            continue;
+        };
+        for splits in kv_split_candidates(own.splits) {
+            let forced = step.clone().num_splits(splits);
+            if kvcache::plan_with(&forced, caps, Some(tiles)).is_ok() {
+                candidates.push((tiles, splits));
+            }
+        }
+    }
+    if candidates.is_empty() {
+        // The plan's own error says why nothing fits.
+        kvcache::plan(step, caps)?;
+        return Err(FlashError::BadOption {
+            what: "KvCacheAttention",
+            got: "this step".into(),
+            why: "no KV-cache kernel can run this step on this device",
+        });
+    }
+
+    let buffers = KvTuneBuffers::new(ctx, step);
+    let timer = GpuTimer::new(ctx);
+    #[cfg(target_arch = "wasm32")]
+    if timer.is_none() {
+        return Err(FlashError::MissingFeature {
+            what: "autotuning in the browser",
+            feature: "TIMESTAMP_QUERY",
+        });
+    }
+    let mut trials = Vec::new();
+    for (tiles, splits) in candidates {
+        let planned = ctx.plan_kv_cache_with(&step.clone().num_splits(splits), Some(tiles))?;
+        let mut times = Vec::with_capacity(options.runs);
+        for r in 0..options.warmup + options.runs {
+            let ms = time_pass(ctx, timer.as_ref(), |encoder, timer| {
+                planned.encode_timed(encoder, &buffers.bind(), timer.map(GpuTimer::writes))
+            })
+            .await?;
+            if r >= options.warmup {
+                times.push(ms);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        trials.push(KvTrial {
+            tiles,
+            splits,
+            ms: times[times.len() / 2],
+        });
+    }
+    let best = trials
+        .iter()
+        .min_by(|a, b| a.ms.total_cmp(&b.ms))
+        .expect("at least one candidate")
+        .clone();
+    let timing = if timer.is_some() {
+        "gpu-timestamps"
+    } else {
+        "wall-clock"
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(path) = &cache_path {
+        cache.insert_kv(KvTuneEntry {
+            key,
+            tiles: best.tiles,
+            splits: best.splits,
+            ms: best.ms,
+            timing: timing.into(),
+        });
+        if let Err(e) = cache.save(path) {
+            cache_note = Some(format!("could not write the cache: {e}"));
+        }
+    }
+    #[cfg(target_arch = "wasm32")]
+    let _ = key;
+    Ok(TunedKvCache {
+        tiles: best.tiles,
+        splits: best.splits,
+        ms: best.ms,
+        from_cache: false,
+        timing: timing.into(),
+        trials,
+        cache_note,
+    })
+}
+
+/// Blocking [`tune_kv_cache`] (not on wasm).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn tune_kv_cache_blocking(
+    ctx: &FlashContext,
+    step: &KvCacheAttention,
+    options: &TuneOptions,
+) -> Result<TunedKvCache> {
+    pollster::block_on(tune_kv_cache(ctx, step, options))
+}
+
+/// Seeded buffers for timing one KV-cache step.
+struct KvTuneBuffers {
+    q: wgpu::Buffer,
+    k_cache: wgpu::Buffer,
+    v_cache: wgpu::Buffer,
+    out: wgpu::Buffer,
+    lse: Option<wgpu::Buffer>,
+    new_kv: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    rotary_table: Option<wgpu::Buffer>,
+}
+
+impl KvTuneBuffers {
+    fn new(ctx: &FlashContext, step: &KvCacheAttention) -> KvTuneBuffers {
+        use wgpu::util::DeviceExt;
+        let mut values = seeded_values();
+        let mut upload = |label: &str, n: u64, dtype: DType| {
+            let bytes = to_dtype_bytes(&values(n), dtype);
+            // Storage bindings want a multiple of 4 bytes.
+            let mut bytes = bytes;
+            bytes.resize(bytes.len().next_multiple_of(4).max(4), 0);
+            ctx.device()
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: &bytes,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        };
+        let d = step.dtype;
+        // The caches may be larger than host memory wants to copy (8 x 128k tokens of 8 heads is
+        // 2 GiB each in f16): they stay as wgpu creates them, zeroed. The kernels do the same
+        // work per key whatever the values.
+        let zeroed = |label: &str, n: u64| {
+            ctx.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (n * d.size()).next_multiple_of(4).max(4),
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        KvTuneBuffers {
+            q: upload("tune q", step.q_len(), d),
+            k_cache: zeroed("tune k_cache", step.cache_len()),
+            v_cache: zeroed("tune v_cache", step.cache_len()),
+            out: upload("tune out", step.q_len(), d),
+            lse: step
+                .with_lse
+                .then(|| upload("tune lse", step.lse_len(), DType::F32)),
+            new_kv: step.append_new_kv.then(|| {
+                (
+                    upload("tune k_new", step.new_kv_len(), d),
+                    upload("tune v_new", step.new_kv_len(), d),
+                )
+            }),
+            rotary_table: match step.rotary {
+                Some(
+                    r @ RotaryEmbedding {
+                        angles: RotaryAngles::Table { .. },
+                        ..
+                    },
+                ) => Some(upload("tune rotary table", r.table_len(), DType::F32)),
+                _ => None,
+            },
+        }
+    }
+
+    fn bind(&self) -> KvCacheBuffers<'_> {
+        let mut b = KvCacheBuffers::new(&self.q, &self.k_cache, &self.v_cache, &self.out);
+        if let Some(lse) = &self.lse {
+            b = b.lse(lse);
+        }
+        if let Some((k, v)) = &self.new_kv {
+            b = b.new_kv(k, v);
+        }
+        if let Some(t) = &self.rotary_table {
+            b = b.rotary_table(t);
+        }
+        b
+    }
 }

@@ -596,7 +596,7 @@ impl KvCacheAttention {
 pub const MAX_SPLITS: u32 = 256;
 
 /// Which KV-cache attention kernel a plan runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum DecodeKernel {
     /// `shaders/flash_decode.wgsl`: plain WGSL; each tile passes through workgroup memory between
     /// its scores, softmax and P V phases (two barriers a tile). Runs everywhere.
@@ -608,7 +608,7 @@ pub enum DecodeKernel {
 }
 
 /// Tile shape of the KV-cache attention kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DecodeTiles {
     /// The kernel these tiles are for.
     pub kernel: DecodeKernel,
@@ -994,7 +994,8 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
 /// splits (0.97 waves), 4% faster than 24 (1.94 waves) and 10% faster than 33 (2.7 waves); KV 128k
 /// runs as two dispatches of 4 sequences (the cache exceeds one binding) and takes 24 splits in
 /// each. Half a wave was 50% slower. bench-results/h200-2026-11-30-session5, calls 1, 3 and 4. On
-/// other GPUs the resident count differs and this is a guess: `num_splits` forces the count.
+/// other GPUs the resident count differs and this is a guess: `num_splits` forces the count, and
+/// [`crate::autotune::tune_kv_cache`] measures the counts around it.
 const WORKGROUPS_PER_UNIT: u32 = 6;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;

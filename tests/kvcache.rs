@@ -895,3 +895,70 @@ fn caches_larger_than_one_binding_run_by_windows() {
         "{err:?}"
     );
 }
+
+#[test]
+fn the_split_tuner_measures_around_the_plan_and_its_choice_is_correct() {
+    use wgpu_flash_attn::autotune::{
+        self, kv_split_candidates, TuneCache, TuneOptions, CACHE_FILE,
+    };
+    assert_eq!(kv_split_candidates(12), vec![1, 3, 6, 12, 24, 48]);
+    assert_eq!(kv_split_candidates(1), vec![1, 2, 4]);
+    assert_eq!(kv_split_candidates(200), vec![1, 50, 100, 200, 256]);
+    let dir = std::env::temp_dir().join(format!(
+        "wgpu-flash-attn-test-{}-kv-tune",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let options = TuneOptions {
+        runs: 2,
+        warmup: 0,
+        cache_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    // Four sequences decoding one token each over 600-900 cached tokens, appended and rotated.
+    let step = KvCacheAttention::new(8, 2, 32, &[0, 1, 2, 3, 4], &[600, 700, 800, 900])
+        .causal(true)
+        .append_new_kv(true)
+        .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)));
+    let tuned = autotune::tune_kv_cache_blocking(ctx(), &step, &options).unwrap();
+    eprintln!("{tuned:?}");
+    assert!(!tuned.from_cache);
+    let own = kvcache::plan(&step, ctx().caps()).unwrap();
+    // Every candidate is a (tiles, splits) pair the plan accepts; the plan's own choice is among
+    // them, so tuning cannot pick worse than it measured; the winner is the fastest trial.
+    assert!(
+        tuned
+            .trials
+            .iter()
+            .any(|t| (t.tiles, t.splits) == (own.tiles, own.splits)),
+        "{:?} not in {:?}",
+        (own.tiles, own.splits),
+        tuned.trials
+    );
+    assert!(tuned.trials.len() >= kv_split_candidates(own.splits).len());
+    let fastest = tuned
+        .trials
+        .iter()
+        .map(|t| t.ms)
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(tuned.ms, fastest);
+    assert!(tuned.trials.iter().all(|t| t.ms > 0.0 && t.ms.is_finite()));
+    // The winner runs the step correctly, with exactly its split count.
+    let chosen = step.clone().num_splits(tuned.splits);
+    let got = check_on(ctx(), &chosen, 1400, Some(tuned.tiles));
+    assert_eq!(got.splits, tuned.splits);
+    // Measured once: a cache hit the second time, and the file holds it.
+    let again = autotune::tune_kv_cache_blocking(ctx(), &step, &options).unwrap();
+    assert!(again.from_cache && again.trials.is_empty());
+    assert_eq!((again.tiles, again.splits), (tuned.tiles, tuned.splits));
+    let cache = TuneCache::load(&dir.join(CACHE_FILE)).unwrap();
+    assert_eq!(cache.kv_entries.len(), 1);
+    assert!(cache.entries.is_empty());
+    // A file without KV entries (as the forward tuner alone writes) still reads.
+    let forward_only = cache.to_json().replace("\"kv_entries\"", "\"ignored\"");
+    assert!(TuneCache::from_json(&forward_only)
+        .unwrap()
+        .kv_entries
+        .is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
