@@ -16,7 +16,9 @@
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
 //! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
-//! tolerance makes the run exit nonzero.
+//! tolerance makes the run exit nonzero. `--tune` also runs the split tuner
+//! (`autotune::tune_kv_cache`) after each length's configurations and times its winner as a row
+//! of its own ("(tuned)").
 
 mod common;
 
@@ -30,7 +32,7 @@ use serde::Serialize;
 use wgpu_flash_attn::context::from_dtype_bytes;
 use wgpu_flash_attn::kvcache::{self, DecodeKernel, DecodeTiles, KvCacheAttention, PrefillRoute};
 use wgpu_flash_attn::timing::{time_pass, GpuTimer};
-use wgpu_flash_attn::{DType, FlashContext, FlashError, KvCacheBuffers};
+use wgpu_flash_attn::{autotune, DType, FlashContext, FlashError, KvCacheBuffers};
 
 #[derive(Parser, Debug, Clone, Serialize)]
 #[command(about = "KV-cache decoding (split-KV, contiguous and paged) on the default wgpu adapter")]
@@ -88,6 +90,10 @@ struct Args {
     /// overrides the single-knob flags above.
     #[arg(long, value_delimiter = ',')]
     tiles: Vec<String>,
+    /// Also run the split tuner (`autotune::tune_kv_cache`) on each length and layout, after the
+    /// listed configurations, and time its winner as one more row.
+    #[arg(long)]
+    tune: bool,
     /// Timed runs (the median is reported).
     #[arg(long, default_value_t = 30)]
     runs: usize,
@@ -290,10 +296,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             } else {
                 args.splits.iter().map(|&s| (s > 0).then_some(s)).collect()
             };
-            let runs = split_list
+            let mut runs: std::collections::VecDeque<(Option<u32>, Forced, bool)> = split_list
                 .iter()
-                .flat_map(|&s| tile_list.iter().map(move |&t| (s, t)));
-            for (splits, forced) in runs {
+                .flat_map(|&s| tile_list.iter().map(move |&t| (s, t, false)))
+                .collect();
+            let mut tuned = !args.tune;
+            while let Some((splits, forced, is_tuned)) = runs.pop_front() {
                 let problem = match splits {
                     Some(n) => problem.clone().num_splits(n),
                     None => problem.clone(),
@@ -382,8 +390,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         all_ok = false;
                     }
                 }
+                if is_tuned {
+                    row.peer = "wgpu-flash-attn, tuned";
+                }
                 println!(
-                    "| {kv} | {layout} | {} | {} | {} | {} | {} | {} |",
+                    "| {kv} | {layout}{} | {} | {} | {} | {} | {} | {} |",
+                    if is_tuned { " (tuned)" } else { "" },
                     row.splits.map_or("-".into(), |s| s.to_string()),
                     row.tiles.clone().unwrap_or_default(),
                     row.ms.map_or("-".into(), |m| format!("{m:.4}")),
@@ -397,6 +409,40 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 );
                 std::io::stdout().flush().ok();
                 rows.push(row);
+                // --tune: after the listed configurations (so the GPU is warm), the split tuner
+                // on this step; its winner then runs as one more row, checked like the others.
+                if runs.is_empty() && !tuned {
+                    tuned = true;
+                    let options = autotune::TuneOptions {
+                        runs: args.runs,
+                        warmup: args.warmup,
+                        ..Default::default()
+                    };
+                    let base = problem.clone();
+                    let base = KvCacheAttention {
+                        num_splits: None,
+                        ..base
+                    };
+                    match autotune::tune_kv_cache_blocking(&ctx, &base, &options) {
+                        Ok(t) => {
+                            for trial in &t.trials {
+                                println!(
+                                    "|   tuner: {} splits, {:?} kernel | {:.4} ms |",
+                                    trial.splits, trial.tiles.kernel, trial.ms
+                                );
+                            }
+                            runs.push_back((
+                                Some(t.splits),
+                                (Some(t.tiles.kernel), [None; 4]),
+                                true,
+                            ));
+                        }
+                        Err(e) => {
+                            println!("| {kv} | {layout} (tuned) | tuner failed: {e} |");
+                            all_ok = false;
+                        }
+                    }
+                }
             }
         }
     }
