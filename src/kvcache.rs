@@ -1,4 +1,4 @@
-//! Attention over a KV cache: decoding, chunked prefill, and both mixed in one dispatch.
+//! Attention over a KV cache: decoding, chunked prefill, and both mixed in one step.
 //!
 //! A [`KvCacheAttention`] describes one step of an inference server: a ragged batch of query
 //! tokens (`cu_seqlens_q`, one token per decoding sequence, a chunk of a prompt for a prefilling
