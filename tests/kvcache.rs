@@ -954,6 +954,22 @@ fn the_split_tuner_measures_around_the_plan_and_its_choice_is_correct() {
     let cache = TuneCache::load(&dir.join(CACHE_FILE)).unwrap();
     assert_eq!(cache.kv_entries.len(), 1);
     assert!(cache.entries.is_empty());
+    // Paged, with an LSE output and rotary tables: the tuner binds every optional buffer, and a
+    // step of another class gets an entry of its own.
+    let (num_pages, table) = shuffled_table(4, 60, 16, 33);
+    let other = step
+        .clone()
+        .paged(16, num_pages, &table)
+        .with_lse(true)
+        .rotary(Some(RotaryEmbedding {
+            dim: 32,
+            style: RotaryStyle::Interleaved,
+            angles: RotaryAngles::Table { positions: 901 },
+        }));
+    let tuned_other = autotune::tune_kv_cache_blocking(ctx(), &other, &options).unwrap();
+    assert!(!tuned_other.from_cache && !tuned_other.trials.is_empty());
+    let cache = TuneCache::load(&dir.join(CACHE_FILE)).unwrap();
+    assert_eq!(cache.kv_entries.len(), 2);
     // A file without KV entries (as the forward tuner alone writes) still reads.
     let forward_only = cache.to_json().replace("\"kv_entries\"", "\"ignored\"");
     assert!(TuneCache::from_json(&forward_only)
