@@ -720,13 +720,20 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 
 /// Tiles for `rows` packed query rows per sequence (query heads per KV head times the longest
 /// query count): the subgroup kernel where the device has subgroups (outside the browser) and its
-/// tiles keep at least min(rows, 4) rows together, so that K and V are read once for up to 4 query
-/// heads; the portable kernel elsewhere. Lanes per key are capped by the smallest subgroup size
-/// the device reports, which for wgpu's Metal backend and Vulkan drivers without subgroup size
-/// control is a placeholder of 4: at large head_dim that leaves too few rows per workgroup.
+/// tiles keep enough rows together; the portable kernel elsewhere. Lanes per key are capped by
+/// the smallest subgroup size the device reports, which for wgpu's Metal backend and Vulkan
+/// drivers without subgroup size control is a placeholder of 4: at large head_dim that leaves one
+/// row per workgroup, K and V read once per query head. So with that placeholder the subgroup
+/// tiles must keep min(rows, 4) rows; with a real smallest size (8 or more) min(rows, 2) do: on
+/// lavapipe (subgroups of 8) at d = 128, 8/2 heads, its 2-row tiles ran 2.4-4x faster than the
+/// portable kernel's 4-row ones (`benches/decode.rs --tiles plan,subgroup,portable`, KV 4096).
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
+    let smallest_real = caps.subgroup_sizes.is_some_and(|(lo, _)| lo >= 8);
+    let enough = rows
+        .next_power_of_two()
+        .min(if smallest_real { 2 } else { 4 });
     match subgroup_tiles(head_dim, rows, caps) {
-        Some(t) if t.block_m >= rows.next_power_of_two().min(4) => Ok(t),
+        Some(t) if t.block_m >= enough => Ok(t),
         _ => portable_tiles(head_dim, rows, caps),
     }
 }
