@@ -283,7 +283,6 @@ pub fn default_cache_dir() -> Option<std::path::PathBuf> {
     Some(base.join("wgpu-flash-attn"))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 fn tiles_of(t: [u32; 4]) -> Tiles {
     Tiles {
         block_m: t[0],
@@ -293,7 +292,6 @@ fn tiles_of(t: [u32; 4]) -> Tiles {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 fn kernel_named(name: &str) -> Option<Kernel> {
     [
         Kernel::ForwardPortable,
@@ -304,9 +302,8 @@ fn kernel_named(name: &str) -> Option<Kernel> {
     .find(|k| k.name() == name)
 }
 
-/// Tunes `problem` on the context's device (see the module docs).
-pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions) -> Result<Tuned> {
-    problem.validate()?;
+/// At least one timed run.
+fn check_runs(options: &TuneOptions) -> Result<()> {
     if options.runs == 0 {
         return Err(FlashError::BadOption {
             what: "TuneOptions::runs",
@@ -314,22 +311,98 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
             why: "at least one timed run is needed",
         });
     }
+    Ok(())
+}
+
+/// The tuning cache as a run sees it: the file's winners (none without a cache directory, or in
+/// the browser), and a note when the file was ignored or could not be written.
+struct CacheFile {
+    #[cfg(not(target_arch = "wasm32"))]
+    path: Option<std::path::PathBuf>,
+    cache: TuneCache,
+    note: Option<String>,
+}
+
+impl CacheFile {
+    #[cfg(not(target_arch = "wasm32"))]
+    fn open(options: &TuneOptions) -> CacheFile {
+        let path = options.cache_dir.as_ref().map(|d| d.join(CACHE_FILE));
+        let mut note = None;
+        let cache = match &path {
+            Some(path) => TuneCache::load(path).unwrap_or_else(|e| {
+                note = Some(format!("ignored the cache file: {e}"));
+                TuneCache::new()
+            }),
+            None => TuneCache::new(),
+        };
+        CacheFile { path, cache, note }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn open(_: &TuneOptions) -> CacheFile {
+        CacheFile {
+            cache: TuneCache::new(),
+            note: None,
+        }
+    }
+
+    /// Writes the cache back where it came from (nothing without a cache directory).
+    fn save(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(path) = &self.path {
+            if let Err(e) = self.cache.save(path) {
+                self.note = Some(format!("could not write the cache: {e}"));
+            }
+        }
+    }
+}
+
+/// The timer tuning runs with and its name: GPU timestamps where the device has them, else the
+/// wall time of submit and wait (native only: the browser cannot wait).
+fn tuning_timer(ctx: &FlashContext) -> Result<(Option<GpuTimer>, &'static str)> {
+    let timer = GpuTimer::new(ctx);
+    #[cfg(target_arch = "wasm32")]
+    if timer.is_none() {
+        return Err(FlashError::MissingFeature {
+            what: "autotuning in the browser",
+            feature: "TIMESTAMP_QUERY",
+        });
+    }
+    let name = if timer.is_some() {
+        "gpu-timestamps"
+    } else {
+        "wall-clock"
+    };
+    Ok((timer, name))
+}
+
+/// The median milliseconds of `options.runs` passes recorded by `encode`, after
+/// `options.warmup` untimed ones.
+async fn median_ms(
+    ctx: &FlashContext,
+    timer: Option<&GpuTimer>,
+    options: &TuneOptions,
+    mut encode: impl FnMut(&mut wgpu::CommandEncoder, Option<&GpuTimer>) -> Result<()>,
+) -> Result<f64> {
+    let mut times = Vec::with_capacity(options.runs);
+    for r in 0..options.warmup + options.runs {
+        let ms = time_pass(ctx, timer, |encoder, timer| encode(encoder, timer)).await?;
+        if r >= options.warmup {
+            times.push(ms);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Tunes `problem` on the context's device (see the module docs).
+pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions) -> Result<Tuned> {
+    problem.validate()?;
+    check_runs(options)?;
     let caps = ctx.caps();
     let key = TuneKey::new(caps, problem, &options.kernels);
-    #[allow(unused_mut)]
-    let mut cache_note = None;
-    #[cfg(not(target_arch = "wasm32"))]
-    let cache_path = options.cache_dir.as_ref().map(|d| d.join(CACHE_FILE));
-    #[cfg(not(target_arch = "wasm32"))]
-    let mut cache = match &cache_path {
-        Some(path) => TuneCache::load(path).unwrap_or_else(|e| {
-            cache_note = Some(format!("ignored the cache file: {e}"));
-            TuneCache::new()
-        }),
-        None => TuneCache::new(),
-    };
-    #[cfg(not(target_arch = "wasm32"))]
-    if let Some(entry) = cache.get(&key) {
+    let mut file = CacheFile::open(options);
+    if let Some(entry) = file.cache.get(&key) {
         if let Some(kernel) = kernel_named(&entry.kernel) {
             let chosen = PlanOptions {
                 tiles: Some(tiles_of(entry.tiles)),
@@ -346,7 +419,7 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
                     from_cache: true,
                     timing: entry.timing.clone(),
                     trials: Vec::new(),
-                    cache_note,
+                    cache_note: file.note,
                 });
             }
         }
@@ -410,32 +483,18 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
     }
 
     let buffers = tune_buffers(ctx, problem);
-    let timer = GpuTimer::new(ctx);
-    #[cfg(target_arch = "wasm32")]
-    if timer.is_none() {
-        return Err(FlashError::MissingFeature {
-            what: "autotuning in the browser",
-            feature: "TIMESTAMP_QUERY",
-        });
-    }
+    let (timer, timing) = tuning_timer(ctx)?;
     let mut trials = Vec::new();
     for candidate in candidates {
         let flash = ctx.plan_with(problem, candidate)?;
-        let mut times = Vec::with_capacity(options.runs);
-        for r in 0..options.warmup + options.runs {
-            let ms = time_pass(ctx, timer.as_ref(), |encoder, timer| {
-                flash.encode_timed(encoder, &buffers.attention(), timer.map(GpuTimer::writes))
-            })
-            .await?;
-            if r >= options.warmup {
-                times.push(ms);
-            }
-        }
-        times.sort_by(f64::total_cmp);
+        let ms = median_ms(ctx, timer.as_ref(), options, |encoder, timer| {
+            flash.encode_timed(encoder, &buffers.attention(), timer.map(GpuTimer::writes))
+        })
+        .await?;
         trials.push(Trial {
             kernel: flash.plan().kernel,
             tiles: flash.plan().tiles,
-            ms: times[times.len() / 2],
+            ms,
         });
     }
     let best = trials
@@ -443,27 +502,15 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
         .min_by(|a, b| a.ms.total_cmp(&b.ms))
         .expect("at least one candidate")
         .clone();
-    let timing = if timer.is_some() {
-        "gpu-timestamps"
-    } else {
-        "wall-clock"
-    };
-    #[cfg(not(target_arch = "wasm32"))]
-    if let Some(path) = &cache_path {
-        let t = best.tiles;
-        cache.insert(TuneEntry {
-            key,
-            kernel: best.kernel.name().into(),
-            tiles: [t.block_m, t.block_n, t.threads_x, t.threads_y],
-            ms: best.ms,
-            timing: timing.into(),
-        });
-        if let Err(e) = cache.save(path) {
-            cache_note = Some(format!("could not write the cache: {e}"));
-        }
-    }
-    #[cfg(target_arch = "wasm32")]
-    let _ = key;
+    let t = best.tiles;
+    file.cache.insert(TuneEntry {
+        key,
+        kernel: best.kernel.name().into(),
+        tiles: [t.block_m, t.block_n, t.threads_x, t.threads_y],
+        ms: best.ms,
+        timing: timing.into(),
+    });
+    file.save();
     Ok(Tuned {
         options: PlanOptions {
             tiles: Some(best.tiles),
@@ -476,7 +523,7 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
         from_cache: false,
         timing: timing.into(),
         trials,
-        cache_note,
+        cache_note: file.note,
     })
 }
 
@@ -670,29 +717,11 @@ pub async fn tune_kv_cache(
     options: &TuneOptions,
 ) -> Result<TunedKvCache> {
     step.validate()?;
-    if options.runs == 0 {
-        return Err(FlashError::BadOption {
-            what: "TuneOptions::runs",
-            got: "0".into(),
-            why: "at least one timed run is needed",
-        });
-    }
+    check_runs(options)?;
     let caps = ctx.caps();
     let key = KvTuneKey::new(caps, step);
-    #[allow(unused_mut)]
-    let mut cache_note = None;
-    #[cfg(not(target_arch = "wasm32"))]
-    let cache_path = options.cache_dir.as_ref().map(|d| d.join(CACHE_FILE));
-    #[cfg(not(target_arch = "wasm32"))]
-    let mut cache = match &cache_path {
-        Some(path) => TuneCache::load(path).unwrap_or_else(|e| {
-            cache_note = Some(format!("ignored the cache file: {e}"));
-            TuneCache::new()
-        }),
-        None => TuneCache::new(),
-    };
-    #[cfg(not(target_arch = "wasm32"))]
-    if let Some(entry) = cache.get_kv(&key) {
+    let mut file = CacheFile::open(options);
+    if let Some(entry) = file.cache.get_kv(&key) {
         // A stale entry (tiles this version no longer accepts) is measured again.
         let forced = step.clone().num_splits(entry.splits);
         if kvcache::plan_with(&forced, caps, Some(entry.tiles)).is_ok() {
@@ -703,7 +732,7 @@ pub async fn tune_kv_cache(
                 from_cache: true,
                 timing: entry.timing.clone(),
                 trials: Vec::new(),
-                cache_note,
+                cache_note: file.note,
             });
         }
     }
@@ -735,59 +764,29 @@ pub async fn tune_kv_cache(
     }
 
     let buffers = KvTuneBuffers::new(ctx, step);
-    let timer = GpuTimer::new(ctx);
-    #[cfg(target_arch = "wasm32")]
-    if timer.is_none() {
-        return Err(FlashError::MissingFeature {
-            what: "autotuning in the browser",
-            feature: "TIMESTAMP_QUERY",
-        });
-    }
+    let (timer, timing) = tuning_timer(ctx)?;
     let mut trials = Vec::new();
     for (tiles, splits) in candidates {
         let planned = ctx.plan_kv_cache_with(&step.clone().num_splits(splits), Some(tiles))?;
-        let mut times = Vec::with_capacity(options.runs);
-        for r in 0..options.warmup + options.runs {
-            let ms = time_pass(ctx, timer.as_ref(), |encoder, timer| {
-                planned.encode_timed(encoder, &buffers.bind(), timer.map(GpuTimer::writes))
-            })
-            .await?;
-            if r >= options.warmup {
-                times.push(ms);
-            }
-        }
-        times.sort_by(f64::total_cmp);
-        trials.push(KvTrial {
-            tiles,
-            splits,
-            ms: times[times.len() / 2],
-        });
+        let ms = median_ms(ctx, timer.as_ref(), options, |encoder, timer| {
+            planned.encode_timed(encoder, &buffers.bind(), timer.map(GpuTimer::writes))
+        })
+        .await?;
+        trials.push(KvTrial { tiles, splits, ms });
     }
     let best = trials
         .iter()
         .min_by(|a, b| a.ms.total_cmp(&b.ms))
         .expect("at least one candidate")
         .clone();
-    let timing = if timer.is_some() {
-        "gpu-timestamps"
-    } else {
-        "wall-clock"
-    };
-    #[cfg(not(target_arch = "wasm32"))]
-    if let Some(path) = &cache_path {
-        cache.insert_kv(KvTuneEntry {
-            key,
-            tiles: best.tiles,
-            splits: best.splits,
-            ms: best.ms,
-            timing: timing.into(),
-        });
-        if let Err(e) = cache.save(path) {
-            cache_note = Some(format!("could not write the cache: {e}"));
-        }
-    }
-    #[cfg(target_arch = "wasm32")]
-    let _ = key;
+    file.cache.insert_kv(KvTuneEntry {
+        key,
+        tiles: best.tiles,
+        splits: best.splits,
+        ms: best.ms,
+        timing: timing.into(),
+    });
+    file.save();
     Ok(TunedKvCache {
         tiles: best.tiles,
         splits: best.splits,
@@ -795,7 +794,7 @@ pub async fn tune_kv_cache(
         from_cache: false,
         timing: timing.into(),
         trials,
-        cache_note,
+        cache_note: file.note,
     })
 }
 
