@@ -126,8 +126,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
 @group(0) @binding(7) var<storage, read> sinks_buf: array<f32>;
-// A bias as f32 bits (-infinity masks), a boolean mask as bytes four to a word, or (VARLEN, which
-// takes no mask) the prefix sums of the sequence lengths.
+// A bias as f32 bits (-infinity masks), a boolean mask as bytes four to a word, or (VARLEN and
+// PAGED, which take no mask) the prefix sums of the sequence lengths, then the block table.
 @group(0) @binding(8) var<storage, read> mask_buf: array<u32>;
 
 // K at 0, V at BN * RS (in halves; the tile holds them four to a vec4, so that staging takes one

@@ -132,7 +132,6 @@ pub struct TuneKey {
     pub seq_bucket: u32,
     /// K and V in pages (read through a table, a cost of their own): such problems keep winners
     /// of their own.
-    #[serde(default)]
     pub paged: bool,
 }
 
@@ -187,7 +186,6 @@ pub struct TuneCache {
     /// One entry per key.
     pub entries: Vec<TuneEntry>,
     /// KV-cache steps' winners ([`tune_kv_cache`]), one per key.
-    #[serde(default)]
     pub kv_entries: Vec<KvTuneEntry>,
 }
 
@@ -824,37 +822,26 @@ impl KvTuneBuffers {
         use wgpu::util::DeviceExt;
         let mut values = seeded_values();
         let mut upload = |label: &str, n: u64, dtype: DType| {
-            let bytes = to_dtype_bytes(&values(n), dtype);
-            // Storage bindings want a multiple of 4 bytes.
-            let mut bytes = bytes;
-            bytes.resize(bytes.len().next_multiple_of(4).max(4), 0);
             ctx.device()
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some(label),
-                    contents: &bytes,
+                    contents: &to_dtype_bytes(&values(n), dtype),
                     usage: wgpu::BufferUsages::STORAGE,
                 })
         };
         let d = step.dtype;
         // The caches may be larger than host memory wants to copy (8 x 128k tokens of 8 heads is
-        // 2 GiB each in f16): they stay as wgpu creates them, zeroed. The kernels do the same
-        // work per key whatever the values.
-        let zeroed = |label: &str, n: u64| {
-            ctx.device().create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: (n * d.size()).next_multiple_of(4).max(4),
-                usage: wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            })
+        // 2 GiB each in f16): they stay as wgpu creates them, zeroed, as do the outputs. The
+        // kernels do the same work per key whatever the values.
+        let zeroed = |label: &str, elems: u64, elem_bytes: u64| {
+            ctx.storage_buffer(label, (elems * elem_bytes).next_multiple_of(4))
         };
         KvTuneBuffers {
             q: upload("tune q", step.q_len(), d),
-            k_cache: zeroed("tune k_cache", step.cache_len()),
-            v_cache: zeroed("tune v_cache", step.cache_len()),
-            out: upload("tune out", step.q_len(), d),
-            lse: step
-                .with_lse
-                .then(|| upload("tune lse", step.lse_len(), DType::F32)),
+            k_cache: zeroed("tune k_cache", step.cache_len(), d.size()),
+            v_cache: zeroed("tune v_cache", step.cache_len(), d.size()),
+            out: zeroed("tune out", step.q_len(), d.size()),
+            lse: step.with_lse.then(|| zeroed("tune lse", step.lse_len(), 4)),
             new_kv: step.append_new_kv.then(|| {
                 (
                     upload("tune k_new", step.new_kv_len(), d),

@@ -314,13 +314,17 @@ impl KvCacheAttention {
     /// # Panics
     /// When `b` is not a sequence of the step (paged caches).
     pub fn forward_problem(&self, b: u32) -> Attention {
-        let n = self.seq_q(b);
-        let keys = self.cached.get(b as usize).copied().unwrap_or(0)
-            + if self.append_new_kv { n } else { 0 };
-        let a = Attention::new(1, self.heads_q, self.heads_kv, n, keys, self.head_dim)
-            .dtype(self.dtype)
-            .causal(self.causal)
-            .softmax_scale(self.scale());
+        let a = Attention::new(
+            1,
+            self.heads_q,
+            self.heads_kv,
+            self.seq_q(b),
+            self.kv_len(b),
+            self.head_dim,
+        )
+        .dtype(self.dtype)
+        .causal(self.causal)
+        .softmax_scale(self.scale());
         match &self.layout {
             CacheLayout::Contiguous { capacity } => {
                 let mut a = a;
@@ -725,8 +729,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// drivers without subgroup size control is a placeholder of 4: at large head_dim that leaves one
 /// row per workgroup, K and V read once per query head. So with that placeholder the subgroup
 /// tiles must keep min(rows, 4) rows; with a real smallest size (8 or more) min(rows, 2) do: on
-/// lavapipe (subgroups of 8) at d = 128, 8/2 heads, its 2-row tiles ran 2.4-4x faster than the
-/// portable kernel's 4-row ones (`benches/decode.rs --tiles plan,subgroup,portable`, KV 4096).
+/// lavapipe (subgroups of 8) at d = 128 its 2-row tiles ran 2.4-4x faster than the portable
+/// kernel's 4-row ones (BENCHMARKS.md, section "Latest", has the commands and figures).
 fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let smallest_real = caps.subgroup_sizes.is_some_and(|(lo, _)| lo >= 8);
     let enough = rows
@@ -939,7 +943,7 @@ pub struct KvCachePlan {
 impl KvCachePlan {
     /// Whether sequence `b` runs through the forward kernels ([`KvCachePlan::forward`]).
     pub fn is_forward(&self, b: u32) -> bool {
-        self.forward.iter().any(|&(f, _)| f == b)
+        routed(&self.forward, b)
     }
 
     /// Query tokens of the sequences the KV-cache kernel runs: those with partial states when it
@@ -1033,7 +1037,9 @@ pub fn default_tiles(
     caps: &DeviceCaps,
 ) -> Result<DecodeTiles> {
     problem.validate()?;
-    let rows = packed_rows(problem, |_| true);
+    // As the plan counts them: without the sequences that run through the forward kernels.
+    let forward = forward_prefill(problem, caps);
+    let rows = packed_rows(problem, |&b| !routed(&forward, b));
     match kernel {
         DecodeKernel::Portable => portable_tiles(problem.head_dim, rows, caps),
         DecodeKernel::Subgroup => {
@@ -1056,11 +1062,18 @@ fn packed_rows(problem: &KvCacheAttention, of: impl Fn(&u32) -> bool) -> u32 {
     problem.heads_q / problem.heads_kv * max_q
 }
 
+/// Whether sequence `b` is among the `forward` ones ([`KvCachePlan::forward`]).
+fn routed(forward: &[(u32, Plan)], b: u32) -> bool {
+    forward.iter().any(|&(f, _)| f == b)
+}
+
 /// The sequences of a step that run through the forward kernels, with their forward plans:
 /// prefill chunks, as the step's [`PrefillRoute`] says and when no LSE is asked for; each only
 /// where the forward kernels can plan it (its K and V within one binding, among the rest).
 fn forward_prefill(problem: &KvCacheAttention, caps: &DeviceCaps) -> Vec<(u32, Plan)> {
-    if problem.prefill_route == PrefillRoute::KvCache || problem.with_lse {
+    // Auto routes to the tensor cores only: without them, nothing to plan.
+    let auto_without = problem.prefill_route == PrefillRoute::Auto && !caps.coop_matrix_f16;
+    if problem.prefill_route == PrefillRoute::KvCache || problem.with_lse || auto_without {
         return Vec::new();
     }
     (0..problem.batch())
@@ -1093,7 +1106,7 @@ pub fn plan_with(
     // The sequences that run through the forward kernels first: the KV-cache kernel's tiles, work
     // and splits are for the others.
     let forward = forward_prefill(problem, caps);
-    let here = |b: &u32| !forward.iter().any(|(f, _)| f == b);
+    let here = |&b: &u32| !routed(&forward, b);
     let tiles = match tiles {
         Some(t) => {
             check_tiles(&t, problem.head_dim, caps)?;

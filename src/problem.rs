@@ -63,6 +63,15 @@ impl Strides {
         }
     }
 
+    /// Strides of a packed (total tokens, heads, head_dim) tensor of a variable-length batch.
+    pub fn packed(heads: u32, head_dim: u32) -> Self {
+        Strides {
+            batch: 0,
+            seq: heads as u64 * head_dim as u64,
+            head: head_dim as u64,
+        }
+    }
+
     /// Number of elements from the first to one past the last element of a tensor of this shape.
     pub fn span(&self, batch: u32, seq: u32, heads: u32, head_dim: u32) -> u64 {
         (batch as u64)
@@ -270,11 +279,7 @@ impl Attention {
             longest(cu_seqlens_k).max(1),
             head_dim,
         );
-        let packed = |heads: u32| Strides {
-            batch: 0,
-            seq: heads as u64 * head_dim as u64,
-            head: head_dim as u64,
-        };
+        let packed = |heads: u32| Strides::packed(heads, head_dim);
         p.strides = [
             packed(heads_q),
             packed(heads_kv),
@@ -321,17 +326,14 @@ impl Attention {
     pub fn sequence(&self, b: u32) -> Attention {
         match &self.cu_seqlens {
             None => self.clone(),
-            Some((cq, ck)) => {
+            Some((cq, _)) => {
                 let mut s = self.clone();
                 s.cu_seqlens = None;
                 s.batch = 1;
                 // Malformed prefix sums are refused by `validate`; here they only give empty lengths.
-                let len = |cu: &[u32]| {
-                    let at = |i: usize| cu.get(i).copied().unwrap_or(0);
-                    at(b as usize + 1).saturating_sub(at(b as usize))
-                };
-                s.seq_q = len(cq);
-                s.seq_kv = len(ck);
+                let at = |i: usize| cq.get(i).copied().unwrap_or(0);
+                s.seq_q = at(b as usize + 1).saturating_sub(at(b as usize));
+                s.seq_kv = self.seq_kv_of(b);
                 if let Some(pk) = &mut s.paged_kv {
                     let per_seq = pk.pages_per_seq(self.batch) as usize;
                     let start = (b as usize * per_seq).min(pk.block_table.len());
@@ -339,6 +341,18 @@ impl Attention {
                     pk.block_table = pk.block_table[start..end].to_vec();
                 }
                 s
+            }
+        }
+    }
+
+    /// Keys of sequence `b`: `seq_kv`, or its length in a variable-length batch (0 past the
+    /// prefix sums; `validate` refuses malformed ones). [`Attention::sequence`] without the copy.
+    pub fn seq_kv_of(&self, b: u32) -> u32 {
+        match &self.cu_seqlens {
+            None => self.seq_kv,
+            Some((_, ck)) => {
+                let at = |i: usize| ck.get(i).copied().unwrap_or(0);
+                at(b as usize + 1).saturating_sub(at(b as usize))
             }
         }
     }
@@ -577,7 +591,7 @@ impl Attention {
             );
         }
         for b in 0..self.batch {
-            let keys = self.sequence(b).seq_kv;
+            let keys = self.seq_kv_of(b);
             let needed = keys.div_ceil(pk.page_size);
             if needed > per_seq {
                 return bad(
@@ -670,11 +684,7 @@ impl Attention {
                     why: "a variable-length batch's seq_q and seq_kv are its longest lengths (build it with Attention::varlen)",
                 });
             }
-            let packed = |heads: u32| Strides {
-                batch: 0,
-                seq: heads as u64 * self.head_dim as u64,
-                head: self.head_dim as u64,
-            };
+            let packed = |heads: u32| Strides::packed(heads, self.head_dim);
             let kv = match &self.paged_kv {
                 Some(pk) => Strides::contiguous(pk.page_size, self.heads_kv, self.head_dim),
                 None => packed(self.heads_kv),

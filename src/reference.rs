@@ -247,11 +247,7 @@ pub fn unpaged(p: &Attention, k: &[f32], v: &[f32]) -> (Attention, Vec<f32>, Vec
     let mut dense = p.clone();
     dense.paged_kv = None;
     dense.strides[1] = match &p.cu_seqlens {
-        Some(_) => Strides {
-            batch: 0,
-            seq: p.heads_kv as u64 * p.head_dim as u64,
-            head: p.head_dim as u64,
-        },
+        Some(_) => Strides::packed(p.heads_kv, p.head_dim),
         None => Strides::contiguous(p.seq_kv, p.heads_kv, p.head_dim),
     };
     dense.strides[2] = dense.strides[1];
@@ -261,7 +257,7 @@ pub fn unpaged(p: &Attention, k: &[f32], v: &[f32]) -> (Attention, Vec<f32>, Vec
         let st = p.strides_of(t);
         let mut out = Vec::with_capacity(dense.len_of(t) as usize);
         for b in 0..p.batch {
-            let keys = p.sequence(b).seq_kv;
+            let keys = p.seq_kv_of(b);
             for j in 0..keys {
                 let page = pk.block_table[b as usize * per_seq + (j / pk.page_size) as usize];
                 for h in 0..p.heads_kv as u64 {

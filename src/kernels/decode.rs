@@ -303,6 +303,7 @@ fn append_text(plan: &KvCachePlan) -> super::ShaderText {
 
 /// Where meta sections start, in u32 words: cu_seqlens_q, cached lengths, work items, block table,
 /// and where partial states go when some sequences run through the forward kernels.
+#[derive(Debug)]
 struct MetaLayout {
     cu: u32,
     lens: u32,
@@ -313,6 +314,8 @@ struct MetaLayout {
     part_cu: u32,
     /// The query token of each partial-state token, for the combine (only when some are routed).
     token_map: Option<u32>,
+    /// Query tokens with partial states ([`KvCachePlan::partial_tokens`]).
+    part_tokens: u32,
 }
 
 fn meta(plan: &KvCachePlan) -> (Vec<u32>, MetaLayout) {
@@ -357,6 +360,7 @@ fn meta(plan: &KvCachePlan) -> (Vec<u32>, MetaLayout) {
             table,
             part_cu,
             token_map,
+            part_tokens: plan.partial_tokens(),
         },
     )
 }
@@ -721,16 +725,6 @@ pub struct KvCachePlanned {
     forward: Vec<crate::context::FlashPlan>,
 }
 
-impl std::fmt::Debug for MetaLayout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "meta(cu {}, lens {}, work {}, table {})",
-            self.cu, self.lens, self.work, self.table
-        )
-    }
-}
-
 impl KvCachePlanned {
     /// The plan: tiles, splits, work items, bytes.
     pub fn plan(&self) -> &KvCachePlan {
@@ -846,7 +840,7 @@ impl KvCachePlanned {
         };
         let splits = self.plan.splits;
         // Partial-state rows: the query rows of the sequences run here.
-        let part_tokens = self.plan.partial_tokens();
+        let part_tokens = ml.part_tokens;
         let rows = part_tokens * p.heads_q;
         let lse_binding = || {
             lse.as_ref()
@@ -1132,7 +1126,7 @@ impl KvCachePlanned {
                 p.cu_seqlens_q[b as usize] as u64 * p.heads_q as u64 * p.head_dim as u64 * e;
             // Contiguous: the sequence's cache entry; paged: the whole pool, through its table row.
             let entry = match &p.layout {
-                CacheLayout::Contiguous { .. } => b as u64 * cache_strides(p)[0] as u64 * 4 * e,
+                CacheLayout::Contiguous { .. } => b as u64 * page_bytes,
                 CacheLayout::Paged { .. } => 0,
             };
             let attention = crate::context::AttentionBuffers::new(
