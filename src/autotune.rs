@@ -109,9 +109,10 @@ pub struct Tuned {
     pub cache_note: Option<String>,
 }
 
-/// The class of problems one cached winner stands for, on one adapter and driver.
+/// The adapter and driver a cached winner was measured on (part of both tuners' keys; stored
+/// flat, as fields of the key).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TuneKey {
+pub struct DeviceKey {
     /// Adapter name.
     pub adapter: String,
     /// Backend.
@@ -120,6 +121,26 @@ pub struct TuneKey {
     pub driver: String,
     /// Vendor id.
     pub vendor: u32,
+}
+
+impl DeviceKey {
+    /// The key of a device.
+    pub fn new(caps: &DeviceCaps) -> DeviceKey {
+        DeviceKey {
+            adapter: caps.name.clone(),
+            backend: caps.backend.clone(),
+            driver: caps.driver.clone(),
+            vendor: caps.vendor,
+        }
+    }
+}
+
+/// The class of problems one cached winner stands for, on one adapter and driver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TuneKey {
+    /// Adapter and driver.
+    #[serde(flatten)]
+    pub device: DeviceKey,
     /// The kernels the tuner was allowed ("auto" for every tier, else names joined by '+').
     pub kernel: String,
     /// Storage as the plan reads it ("f32", "f16", "f16-packed", "bf16-packed").
@@ -139,10 +160,7 @@ impl TuneKey {
     /// The key of `problem` on a device, for the kernels in `kernels` (empty: every tier).
     pub fn new(caps: &DeviceCaps, problem: &Attention, kernels: &[Kernel]) -> TuneKey {
         TuneKey {
-            adapter: caps.name.clone(),
-            backend: caps.backend.clone(),
-            driver: caps.driver.clone(),
-            vendor: caps.vendor,
+            device: DeviceKey::new(caps),
             kernel: if kernels.is_empty() {
                 "auto".into()
             } else {
@@ -577,14 +595,9 @@ fn tune_buffers(ctx: &FlashContext, p: &Attention) -> ProblemBuffers {
 /// query chunk and the longest KV length in the same power-of-two buckets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KvTuneKey {
-    /// Adapter name.
-    pub adapter: String,
-    /// Backend.
-    pub backend: String,
-    /// Driver name and version.
-    pub driver: String,
-    /// Vendor id.
-    pub vendor: u32,
+    /// Adapter and driver.
+    #[serde(flatten)]
+    pub device: DeviceKey,
     /// Storage as the plan reads it.
     pub storage: String,
     /// Query heads.
@@ -610,10 +623,7 @@ impl KvTuneKey {
     /// The key of `step` on a device.
     pub fn new(caps: &DeviceCaps, step: &KvCacheAttention) -> KvTuneKey {
         KvTuneKey {
-            adapter: caps.name.clone(),
-            backend: caps.backend.clone(),
-            driver: caps.driver.clone(),
-            vendor: caps.vendor,
+            device: DeviceKey::new(caps),
             storage: plan::storage_for(step.dtype, caps, false).name().into(),
             heads_q: step.heads_q,
             heads_kv: step.heads_kv,

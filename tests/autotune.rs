@@ -6,7 +6,9 @@ mod common;
 use std::path::PathBuf;
 
 use common::{check_one, ctx};
-use wgpu_flash_attn::autotune::{self, TuneCache, TuneEntry, TuneKey, TuneOptions, CACHE_FILE};
+use wgpu_flash_attn::autotune::{
+    self, DeviceKey, TuneCache, TuneEntry, TuneKey, TuneOptions, CACHE_FILE,
+};
 use wgpu_flash_attn::{Attention, DType, FlashError};
 
 /// A fresh directory under the system's temporary directory.
@@ -22,10 +24,12 @@ fn scratch_dir(name: &str) -> PathBuf {
 fn entry(seq_bucket: u32, tiles: [u32; 4]) -> TuneEntry {
     TuneEntry {
         key: TuneKey {
-            adapter: "NVIDIA H200".into(),
-            backend: "Vulkan".into(),
-            driver: "NVIDIA 580.159.04".into(),
-            vendor: 0x10de,
+            device: DeviceKey {
+                adapter: "NVIDIA H200".into(),
+                backend: "Vulkan".into(),
+                driver: "NVIDIA 580.159.04".into(),
+                vendor: 0x10de,
+            },
             kernel: "auto".into(),
             storage: "f16".into(),
             head_dim: 128,
@@ -149,7 +153,7 @@ fn the_tuner_picks_a_plan_that_passes_the_oracle_and_caches_it() {
     assert!(cache
         .entries
         .iter()
-        .all(|e| e.key.adapter == ctx().caps().name));
+        .all(|e| e.key.device.adapter == ctx().caps().name));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -201,6 +205,6 @@ fn keys_bucket_sequence_lengths_and_separate_classes() {
         a,
         key(&Attention::new(1, 1, 1, 3000, 3000, 64).dtype(DType::F16))
     );
-    assert_eq!(a.adapter, caps.name);
-    assert_eq!(a.driver, caps.driver);
+    assert_eq!(a.device.adapter, caps.name);
+    assert_eq!(a.device.driver, caps.driver);
 }
