@@ -72,6 +72,11 @@ impl Strides {
         }
     }
 
+    /// Index of the first element of row (batch entry, token, head).
+    pub fn offset(&self, batch: u64, seq: u64, head: u64) -> u64 {
+        batch * self.batch + seq * self.seq + head * self.head
+    }
+
     /// Number of elements from the first to one past the last element of a tensor of this shape.
     pub fn span(&self, batch: u32, seq: u32, heads: u32, head_dim: u32) -> u64 {
         (batch as u64)

@@ -99,8 +99,7 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
     let group = p.heads_q / p.heads_kv;
     let scale = p.scale() as f64;
     let at = |t: Tensor, b: u32, s: u32, h: u32| {
-        let st = p.strides_of(t);
-        (b as u64 * st.batch + s as u64 * st.seq + h as u64 * st.head) as usize
+        p.strides_of(t).offset(b as u64, s as u64, h as u64) as usize
     };
     let mut out = vec![0.0; p.len_of(Tensor::O) as usize];
     let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
@@ -261,9 +260,7 @@ pub fn unpaged(p: &Attention, k: &[f32], v: &[f32]) -> (Attention, Vec<f32>, Vec
             for j in 0..keys {
                 let page = pk.block_table[b as usize * per_seq + (j / pk.page_size) as usize];
                 for h in 0..p.heads_kv as u64 {
-                    let at = (page as u64 * st.batch
-                        + (j % pk.page_size) as u64 * st.seq
-                        + h * st.head) as usize;
+                    let at = st.offset(page as u64, (j % pk.page_size) as u64, h) as usize;
                     out.extend_from_slice(&data[at..at + d]);
                 }
             }
@@ -285,7 +282,7 @@ pub fn gather(p: &Attention, tensor: Tensor, data: &[f32]) -> Vec<f32> {
     for b in 0..nb as u64 {
         for s in 0..ns as u64 {
             for h in 0..nh as u64 {
-                let base = b * st.batch + s * st.seq + h * st.head;
+                let base = st.offset(b, s, h);
                 out.extend((0..d).map(|c| data[(base + c) as usize]));
             }
         }

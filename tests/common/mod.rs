@@ -290,8 +290,7 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
     let at = |t: Tensor, b: u32, s: u32, h: u32| {
-        let st = p.strides_of(t);
-        (b as u64 * st.batch + s as u64 * st.seq + h as u64 * st.head) as usize
+        p.strides_of(t).offset(b as u64, s as u64, h as u64) as usize
     };
     let mut out = vec![0.0f32; p.len_of(Tensor::O) as usize];
     for b in 0..p.batch {
