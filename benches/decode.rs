@@ -296,12 +296,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             } else {
                 args.splits.iter().map(|&s| (s > 0).then_some(s)).collect()
             };
-            let mut runs: std::collections::VecDeque<(Option<u32>, Forced, bool)> = split_list
-                .iter()
-                .flat_map(|&s| tile_list.iter().map(move |&t| (s, t, false)))
-                .collect();
-            let mut tuned = !args.tune;
-            while let Some((splits, forced, is_tuned)) = runs.pop_front() {
+            // One configuration: timed, checked against the oracle, printed; `is_tuned` marks the
+            // split tuner's winner.
+            let mut run = |splits: Option<u32>,
+                           forced: Forced,
+                           is_tuned: bool|
+             -> Result<Row, Box<dyn std::error::Error>> {
                 let problem = match splits {
                     Some(n) => problem.clone().num_splits(n),
                     None => problem.clone(),
@@ -382,12 +382,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         };
                         if err > tol {
                             row.error = Some(format!("max error {err:.2e} above {tol:.0e}"));
-                            all_ok = false;
                         }
                     }
                     Err(e) => {
                         row.error = Some(e.to_string());
-                        all_ok = false;
                     }
                 }
                 if is_tuned {
@@ -408,39 +406,38 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     }
                 );
                 std::io::stdout().flush().ok();
-                rows.push(row);
-                // --tune: after the listed configurations (so the GPU is warm), the split tuner
-                // on this step; its winner then runs as one more row, checked like the others.
-                if runs.is_empty() && !tuned {
-                    tuned = true;
-                    let options = autotune::TuneOptions {
-                        runs: args.runs,
-                        warmup: args.warmup,
-                        ..Default::default()
-                    };
-                    let base = problem.clone();
-                    let base = KvCacheAttention {
-                        num_splits: None,
-                        ..base
-                    };
-                    match autotune::tune_kv_cache_blocking(&ctx, &base, &options) {
-                        Ok(t) => {
-                            for trial in &t.trials {
-                                println!(
-                                    "|   tuner: {} splits, {:?} kernel | {:.4} ms |",
-                                    trial.splits, trial.tiles.kernel, trial.ms
-                                );
-                            }
-                            runs.push_back((
-                                Some(t.splits),
-                                (Some(t.tiles.kernel), [None; 4]),
-                                true,
-                            ));
+                Ok(row)
+            };
+            for &splits in &split_list {
+                for &forced in &tile_list {
+                    let row = run(splits, forced, false)?;
+                    all_ok &= row.error.is_none();
+                    rows.push(row);
+                }
+            }
+            // --tune: after the listed configurations (so the GPU is warm), the split tuner on
+            // this step; its winner then runs as one more row, checked like the others.
+            if args.tune {
+                let options = autotune::TuneOptions {
+                    runs: args.runs,
+                    warmup: args.warmup,
+                    ..Default::default()
+                };
+                match autotune::tune_kv_cache_blocking(&ctx, &problem, &options) {
+                    Ok(t) => {
+                        for trial in &t.trials {
+                            println!(
+                                "|   tuner: {} splits, {:?} kernel | {:.4} ms |",
+                                trial.splits, trial.tiles.kernel, trial.ms
+                            );
                         }
-                        Err(e) => {
-                            println!("| {kv} | {layout} (tuned) | tuner failed: {e} |");
-                            all_ok = false;
-                        }
+                        let row = run(Some(t.splits), (Some(t.tiles.kernel), [None; 4]), true)?;
+                        all_ok &= row.error.is_none();
+                        rows.push(row);
+                    }
+                    Err(e) => {
+                        println!("| {kv} | {layout} (tuned) | tuner failed: {e} |");
+                        all_ok = false;
                     }
                 }
             }
