@@ -192,27 +192,40 @@ impl FlashContext {
     /// A plan made for this context's device, with its pipeline (from the cache or compiled) and
     /// the buffer of its sequence lengths and block table, which travel with every dispatch.
     pub(crate) fn flash_plan(&self, plan: Plan) -> Result<FlashPlan> {
-        let pipeline = self.pipeline(&forward::shader_text(&plan), forward::ENTRY, || {
-            self.forward_pipeline_layout.clone()
-        })?;
-        // A variable-length batch's prefix sums, then a block table (in the mask's slot: neither
-        // takes a mask).
-        let p = &plan.problem;
-        let mut words: Vec<u32> = Vec::new();
-        if let Some((cq, ck)) = &p.cu_seqlens {
-            words.extend(cq.iter().chain(ck));
-        }
-        if let Some(pk) = &p.paged_kv {
-            words.extend(&pk.block_table);
-        }
-        let sequences = (!words.is_empty()).then(|| {
-            self.device
+        let words = forward::sequence_words(&plan.problem);
+        let sequences = (!words.is_empty()).then(|| SequenceWords {
+            buffer: self
+                .device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("cu_seqlens and block table"),
                     contents: bytemuck::cast_slice(&words),
                     usage: wgpu::BufferUsages::STORAGE,
-                })
+                }),
+            first: 0,
         });
+        self.flash_plan_in(plan, sequences)
+    }
+
+    /// Like [`FlashContext::flash_plan`] for a paged problem of fixed lengths, whose block table
+    /// is already on the device: `table` from word `first` on (a KV-cache step's meta buffer).
+    pub(crate) fn flash_plan_with_table(
+        &self,
+        plan: Plan,
+        table: &wgpu::Buffer,
+        first: u32,
+    ) -> Result<FlashPlan> {
+        debug_assert!(plan.problem.paged_kv.is_some() && plan.problem.cu_seqlens.is_none());
+        let sequences = SequenceWords {
+            buffer: table.clone(),
+            first,
+        };
+        self.flash_plan_in(plan, Some(sequences))
+    }
+
+    fn flash_plan_in(&self, plan: Plan, sequences: Option<SequenceWords>) -> Result<FlashPlan> {
+        let pipeline = self.pipeline(&forward::shader_text(&plan), forward::ENTRY, || {
+            self.forward_pipeline_layout.clone()
+        })?;
         Ok(FlashPlan {
             plan,
             pipeline,
@@ -789,7 +802,16 @@ pub struct FlashPlan {
     layout: wgpu::BindGroupLayout,
     placeholders: [wgpu::Buffer; 2],
     /// Prefix sums of a variable-length batch, then the block table of paged K/V.
-    sequences: Option<wgpu::Buffer>,
+    sequences: Option<SequenceWords>,
+}
+
+/// Where a forward plan's sequence words ([`forward::sequence_words`]) are on the device: in a
+/// buffer of their own, or inside another one (a KV-cache step's block table).
+#[derive(Debug, Clone)]
+struct SequenceWords {
+    buffer: wgpu::Buffer,
+    /// The word they start at.
+    first: u32,
 }
 
 impl FlashPlan {
@@ -886,7 +908,8 @@ impl FlashPlan {
                 lse: first(&lse),
                 alibi: first(&alibi),
                 sinks: first(&sinks),
-                mask: first(&mask),
+                // The sequence words take the mask's slot: a problem with them has no mask.
+                mask: self.sequences.as_ref().map_or(first(&mask), |w| w.first),
             },
         );
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -912,7 +935,7 @@ impl FlashPlan {
                 resource(&alibi, 1),
                 resource(&sinks, 1),
                 match &self.sequences {
-                    Some(b) => b.as_entire_binding(),
+                    Some(w) => w.buffer.as_entire_binding(),
                     None => resource(&mask, 1),
                 },
             ],

@@ -664,10 +664,17 @@ impl FlashContext {
         // The context's: read-only, writable, second writable.
         let p = &self.placeholders;
         let placeholders = [p[1].clone(), p[0].clone(), p[2].clone()];
+        // A routed sequence's block table row is already in the meta buffer.
+        let per_seq = problem.pages_per_seq();
         let forward = plan
             .forward
             .iter()
-            .map(|(_, p)| self.flash_plan(p.clone()))
+            .map(|(b, p)| match p.problem.paged_kv {
+                Some(_) => {
+                    self.flash_plan_with_table(p.clone(), &meta, meta_layout.table + b * per_seq)
+                }
+                None => self.flash_plan(p.clone()),
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(KvCachePlanned {
             plan,

@@ -213,6 +213,27 @@ pub(crate) struct ExtraOffsets {
     pub mask: u32,
 }
 
+/// The words the kernel reads from the mask's binding when the problem has no mask: a
+/// variable-length batch's prefix sums (cu_seqlens_q, then cu_seqlens_k), then the block table of
+/// paged K/V. Empty when it has neither.
+pub(crate) fn sequence_words(p: &Attention) -> Vec<u32> {
+    let mut words: Vec<u32> = Vec::new();
+    if let Some((cq, ck)) = &p.cu_seqlens {
+        words.extend(cq.iter().chain(ck));
+    }
+    if let Some(pk) = &p.paged_kv {
+        words.extend(&pk.block_table);
+    }
+    words
+}
+
+/// How many of [`sequence_words`] precede the block table.
+fn prefix_words(p: &Attention) -> u32 {
+    p.cu_seqlens
+        .as_ref()
+        .map_or(0, |(cq, ck)| (cq.len() + ck.len()) as u32)
+}
+
 /// Fills the params uniform for a plan and the tensors' positions inside their bindings.
 pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Params {
     let p: &Attention = &plan.problem;
@@ -261,11 +282,8 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
             .map_or(0, |m| if m.per_head { p.seq_q * p.seq_kv } else { 0 }),
         total_q: p.total_tokens().0 as u32,
         batch: p.batch,
-        // The block table follows the prefix sums of a variable-length batch in the same buffer.
-        table_offset: extra.mask
-            + p.cu_seqlens
-                .as_ref()
-                .map_or(0, |(cq, ck)| (cq.len() + ck.len()) as u32),
+        // The block table follows the prefix sums (see sequence_words).
+        table_offset: extra.mask + prefix_words(p),
         pages_per_seq: p
             .paged_kv
             .as_ref()
