@@ -387,7 +387,7 @@ fn verify(
     let d = p.head_dim as usize;
     let mut err = 0.0f64;
     for (&(b, h, i), (row, _lse)) in want.iter().zip(oracle) {
-        let at = (b as u64 * so.batch + i as u64 * so.seq + h as u64 * so.head) as usize;
+        let at = so.offset(b as u64, i as u64, h as u64) as usize;
         for (g, w) in got[at..at + d].iter().zip(row) {
             let e = (*g as f64 - w).abs();
             // NaN (an element never written, or computed as NaN) counts as an infinite error.

@@ -136,6 +136,37 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
+    // Every argument is checked before anything runs.
+    if let Some(p) = args
+        .patterns
+        .iter()
+        .find(|p| !["flat", "heads"].contains(&p.as_str()))
+    {
+        return Err(format!("unknown pattern {p} (want flat or heads)").into());
+    }
+    if let Some(l) = args.loads.iter().find(|l| ![1, 2, 4, 8].contains(*l)) {
+        return Err(format!("--loads {l}: want 1, 2, 4 or 8").into());
+    }
+    let max_wg = caps.max_invocations_per_workgroup;
+    if let Some(w) = args
+        .workgroup
+        .iter()
+        .find(|&&w| w == 0 || w % SEG != 0 || w > max_wg)
+    {
+        return Err(format!("--workgroup {w}: want a multiple of {SEG} up to {max_wg}").into());
+    }
+    let max_groups = caps.max_workgroups_per_dimension;
+    let groups = |per_cu: u32| -> (u32, u32) {
+        // `heads`: whole groups of HEADS workgroups (one per head).
+        let wanted = (caps.compute_units * per_cu).max(1);
+        (wanted, wanted.div_ceil(HEADS) * HEADS)
+    };
+    if let Some(k) = args.per_cu.iter().find(|&&k| groups(k).1 > max_groups) {
+        return Err(format!(
+            "--per-cu {k}: more workgroups than one dispatch dimension takes ({max_groups})"
+        )
+        .into());
+    }
     println!(
         "adapter: {} ({}, {}), ~{} compute units, {} MiB, timing: {timing}",
         caps.name,
@@ -172,23 +203,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let mut rows = Vec::new();
     for pattern in &args.patterns {
-        let flat = match pattern.as_str() {
-            "flat" => true,
-            "heads" => false,
-            other => return Err(format!("unknown pattern {other} (want flat or heads)").into()),
-        };
+        let flat = pattern == "flat";
         for &workgroup in &args.workgroup {
-            if workgroup % SEG != 0 || workgroup > caps.max_invocations_per_workgroup {
-                return Err(format!(
-                    "--workgroup {workgroup}: want a multiple of {SEG} up to {}",
-                    caps.max_invocations_per_workgroup
-                )
-                .into());
-            }
             for &loads in &args.loads {
-                if ![1, 2, 4, 8].contains(&loads) {
-                    return Err(format!("--loads {loads}: want 1, 2, 4 or 8").into());
-                }
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("read bandwidth"),
                     source: wgpu::ShaderSource::Wgsl(kernel_source(workgroup, loads, flat).into()),
@@ -202,10 +219,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                     cache: None,
                 });
                 for &per_cu in &args.per_cu {
-                    // `heads`: whole groups of HEADS workgroups (one per head).
-                    let wanted = (caps.compute_units * per_cu).max(1);
-                    let parts = if flat { 1 } else { wanted.div_ceil(HEADS) };
-                    let workgroups = if flat { wanted } else { parts * HEADS };
+                    let (flat_groups, head_groups) = groups(per_cu);
+                    let workgroups = if flat { flat_groups } else { head_groups };
+                    let parts = if flat { 1 } else { head_groups / HEADS };
                     let params = Params {
                         vec4s: (bytes / 16) as u32,
                         parts,
@@ -289,7 +305,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             driver: caps.driver.clone(),
             compute_units: caps.compute_units,
             date: common::utc_now(),
-            command: std::env::args().collect::<Vec<_>>().join(" "),
+            command: std::env::args()
+                .filter(|a| a != "--bench")
+                .collect::<Vec<_>>()
+                .join(" "),
             timing,
             args,
             rows: &rows,

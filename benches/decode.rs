@@ -298,9 +298,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             };
             // One configuration: timed, checked against the oracle, printed; `is_tuned` marks the
             // split tuner's winner.
-            let mut run = |splits: Option<u32>,
-                           forced: Forced,
-                           is_tuned: bool|
+            let mut measure = |splits: Option<u32>,
+                               forced: Forced,
+                               is_tuned: bool|
              -> Result<Row, Box<dyn std::error::Error>> {
                 let problem = match splits {
                     Some(n) => problem.clone().num_splits(n),
@@ -410,7 +410,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             };
             for &splits in &split_list {
                 for &forced in &tile_list {
-                    let row = run(splits, forced, false)?;
+                    let row = measure(splits, forced, false)?;
                     all_ok &= row.error.is_none();
                     rows.push(row);
                 }
@@ -431,7 +431,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                                 trial.splits, trial.tiles.kernel, trial.ms
                             );
                         }
-                        let row = run(Some(t.splits), (Some(t.tiles.kernel), [None; 4]), true)?;
+                        let row = measure(Some(t.splits), (Some(t.tiles.kernel), [None; 4]), true)?;
                         all_ok &= row.error.is_none();
                         rows.push(row);
                     }

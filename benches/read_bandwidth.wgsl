@@ -1,6 +1,7 @@
 // Read bandwidth of device memory through wgpu (benches/bandwidth.rs): every invocation reads
-// vec4<u32>s and folds them into one value, which is stored only when it matches a value the data
-// never produces, so the loads cannot be dropped and almost nothing is written.
+// vec4<u32>s and folds them into one value, which is stored only when it equals a value from the
+// params (one in 2^32 for random data; a store would be harmless), so the loads cannot be dropped
+// and almost nothing is written.
 //
 // Two access patterns over the same buffer:
 //   FLAT:  a grid-stride loop; each step, an invocation issues LOADS loads (1, 2, 4 or 8), WG *
@@ -24,7 +25,7 @@ const SEG: u32 = 16u;
 struct Params {
     vec4s: u32,       // vec4s in the buffer (a multiple of HEADS * SEG when !FLAT)
     parts: u32,       // !FLAT: workgroups per head
-    never: u32,       // a value the fold of the data never takes
+    never: u32,       // compared with each invocation's fold
     _pad: u32,
 }
 

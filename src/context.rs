@@ -214,7 +214,12 @@ impl FlashContext {
         table: &wgpu::Buffer,
         first: u32,
     ) -> Result<FlashPlan> {
-        debug_assert!(plan.problem.paged_kv.is_some() && plan.problem.cu_seqlens.is_none());
+        // Without prefix sums the table is all the kernel reads there; a variable-length plan
+        // would read them from the table.
+        assert!(
+            plan.problem.paged_kv.is_some() && plan.problem.cu_seqlens.is_none(),
+            "flash_plan_with_table: a paged problem of fixed lengths"
+        );
         let sequences = SequenceWords {
             buffer: table.clone(),
             first,
@@ -801,12 +806,14 @@ pub struct FlashPlan {
     device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
     placeholders: [wgpu::Buffer; 2],
-    /// Prefix sums of a variable-length batch, then the block table of paged K/V.
+    /// Prefix sums of a variable-length batch, then the block table of paged K/V, in a buffer of
+    /// their own or inside another.
     sequences: Option<SequenceWords>,
 }
 
 /// Where a forward plan's sequence words ([`forward::sequence_words`]) are on the device: in a
-/// buffer of their own, or inside another one (a KV-cache step's block table).
+/// buffer of their own, or inside another one (one row of a KV-cache step's block table, in its
+/// meta buffer).
 #[derive(Debug, Clone)]
 struct SequenceWords {
     buffer: wgpu::Buffer,

@@ -334,14 +334,13 @@ pub fn rows(p: &Attention, q: &[f32], k: &[f32], v: &[f32], rows: &[(u32, u32, u
                 "row ({b}, {h}, {i}) is out of range"
             );
             let hk = h / group;
-            let qi = (b as u64 * sq.batch + i as u64 * sq.seq + h as u64 * sq.head) as usize;
+            let qi = sq.offset(b as u64, i as u64, h as u64) as usize;
             let q_row: Vec<f64> = q[qi..qi + d].iter().map(|&x| x as f64).collect();
             // Visible keys and their scores.
             let scores: Vec<(u32, f64)> = (0..p.seq_kv)
                 .filter(|&j| visible(p, i, j))
                 .map(|j| {
-                    let kj =
-                        (b as u64 * sk.batch + j as u64 * sk.seq + hk as u64 * sk.head) as usize;
+                    let kj = sk.offset(b as u64, j as u64, hk as u64) as usize;
                     let dot: f64 = q_row
                         .iter()
                         .zip(&k[kj..kj + d])
@@ -358,7 +357,7 @@ pub fn rows(p: &Attention, q: &[f32], k: &[f32], v: &[f32], rows: &[(u32, u32, u
             let weights: Vec<f64> = scores.iter().map(|s| (s.1 - max).exp()).collect();
             let sum: f64 = weights.iter().sum();
             for ((j, _), w) in scores.iter().zip(&weights) {
-                let vj = (b as u64 * sv.batch + *j as u64 * sv.seq + hk as u64 * sv.head) as usize;
+                let vj = sv.offset(b as u64, *j as u64, hk as u64) as usize;
                 for (o, &x) in out.iter_mut().zip(&v[vj..vj + d]) {
                     *o += w / sum * x as f64;
                 }

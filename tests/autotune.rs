@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use common::{check_one, ctx};
 use wgpu_flash_attn::autotune::{
-    self, DeviceKey, TuneCache, TuneEntry, TuneKey, TuneOptions, CACHE_FILE,
+    self, DeviceKey, KvTuneKey, TuneCache, TuneEntry, TuneKey, TuneOptions, CACHE_FILE,
 };
-use wgpu_flash_attn::{Attention, DType, FlashError};
+use wgpu_flash_attn::{Attention, DType, FlashError, KvCacheAttention};
 
 /// A fresh directory under the system's temporary directory.
 fn scratch_dir(name: &str) -> PathBuf {
@@ -74,6 +74,26 @@ fn cache_round_trips_through_json_and_disk() {
     cache.save(&path).unwrap();
     assert_eq!(TuneCache::load(&path).unwrap(), cache);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cached_keys_keep_the_device_fields_at_the_top_level() {
+    // tiles.json of version 2 has "adapter", "backend", "driver" and "vendor" as fields of each
+    // key; DeviceKey is flattened into both tuners' keys, so the file keeps that shape.
+    let mut cache = TuneCache::new();
+    cache.insert(entry(8192, [32, 32, 16, 16]));
+    let text = cache.to_json();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let key = &json["entries"][0]["key"];
+    assert_eq!(key["adapter"], "NVIDIA H200", "{text}");
+    assert_eq!(key["vendor"], 0x10de, "{text}");
+    assert!(key.get("device").is_none(), "{text}");
+    let caps = ctx().caps();
+    let step = KvCacheAttention::decode(8, 2, 64, 1, &[100, 200], 256);
+    let kv_key = serde_json::to_value(KvTuneKey::new(caps, &step)).unwrap();
+    assert_eq!(kv_key["adapter"], caps.name.as_str(), "{kv_key}");
+    assert_eq!(kv_key["driver"], caps.driver.as_str(), "{kv_key}");
+    assert!(kv_key.get("device").is_none(), "{kv_key}");
 }
 
 #[test]
