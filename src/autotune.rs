@@ -704,8 +704,8 @@ pub fn kv_split_candidates(splits: u32) -> Vec<u32> {
 /// each KV-cache kernel the device offers ([`kvcache::default_tiles`]), each with the split
 /// counts of [`kv_split_candidates`] (starting from what the plan picks for that kernel), timed as
 /// whole steps on seeded inputs. The plan's split rule is tuned on an H200 (one whole wave of
-/// resident workgroups); on other GPUs their resident count differs, which is what this
-/// measures. Winners are cached like [`tune`]'s, in the same file (`kv_entries`), per
+/// resident workgroups; this tuner, run there, keeps the plan's counts); on other GPUs their
+/// resident count differs, which is what this measures. Winners are cached like [`tune`]'s, in the same file (`kv_entries`), per
 /// [`KvTuneKey`]. `options.kernels` and `options.max_candidates` do not apply.
 ///
 /// ```no_run
