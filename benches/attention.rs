@@ -84,7 +84,7 @@ struct Args {
     kernels: Vec<Option<Kernel>>,
     /// Force the flash kernel's tiles, as a list of BMxBNxTXxTY (e.g. 32x32x16x16,48x16x16x16):
     /// each tier runs each tile. Default: the plan's choice per tier.
-    #[arg(long, value_delimiter = ',', value_parser = parse_tiles)]
+    #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<Tiles>().map_err(|e| e.to_string()))]
     #[serde(skip)]
     tiles: Vec<Tiles>,
     /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
@@ -168,29 +168,6 @@ const ALL_KERNELS: [Kernel; 3] = [
 
 fn kernel_name(k: Option<Kernel>) -> &'static str {
     k.map_or("auto", |k| k.name())
-}
-
-fn tiles_name(t: Tiles) -> String {
-    format!(
-        "{}x{}x{}x{}",
-        t.block_m, t.block_n, t.threads_x, t.threads_y
-    )
-}
-
-fn parse_tiles(s: &str) -> Result<Tiles, String> {
-    let v: Vec<u32> = s
-        .split('x')
-        .map(|x| x.trim().parse::<u32>().map_err(|e| format!("{s:?}: {e}")))
-        .collect::<Result<_, _>>()?;
-    match v[..] {
-        [block_m, block_n, threads_x, threads_y] => Ok(Tiles {
-            block_m,
-            block_n,
-            threads_x,
-            threads_y,
-        }),
-        _ => Err(format!("{s:?}: expected BMxBNxTXxTY, e.g. 64x64x16x16")),
-    }
 }
 
 /// Tolerances on max |O - oracle| over the checked rows, as multiples of max |v|.
@@ -623,7 +600,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             args,
             dtypes: args.dtypes.iter().map(|d| d.name()).collect(),
             kernels: args.kernels.iter().map(|&k| kernel_name(k)).collect(),
-            tiles: args.tiles.iter().map(|&t| tiles_name(t)).collect(),
+            tiles: args.tiles.iter().map(Tiles::to_string).collect(),
             skipped: &skipped,
             rows: &rows,
         };
@@ -767,11 +744,11 @@ fn bench_config(
                 eprintln!(
                     "  SKIPPED: {} {}: {e}",
                     kernel_name(kernel),
-                    tiles.map_or("(planned tiles)".into(), tiles_name)
+                    tiles.map_or("(planned tiles)".into(), |t| t.to_string())
                 );
                 skipped.push(Skipped {
                     kernel: kernel_name(kernel),
-                    tiles: tiles.map(tiles_name),
+                    tiles: tiles.map(|t| t.to_string()),
                     config: Some(config.clone()),
                     reason: e.to_string(),
                 });
@@ -780,7 +757,7 @@ fn bench_config(
         };
         let mut row = template.clone();
         row.kernel = plan.plan().kernel.name().into();
-        row.tiles = tiles_name(plan.plan().tiles);
+        row.tiles = plan.plan().tiles.to_string();
         row.stream_q = plan.plan().stream_q;
         row.storage = plan.plan().storage.name().to_string();
         row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);

@@ -30,7 +30,7 @@ use std::time::Instant;
 use clap::Parser;
 use serde::Serialize;
 use wgpu_flash_attn::context::from_dtype_bytes;
-use wgpu_flash_attn::kvcache::{self, DecodeKernel, DecodeTiles, KvCacheAttention, PrefillRoute};
+use wgpu_flash_attn::kvcache::{self, DecodeTilesSpec, KvCacheAttention, PrefillRoute};
 use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::{autotune, DType, FlashContext, FlashError, KvCacheBuffers};
 
@@ -241,20 +241,18 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     );
     println!("|---|---|---|---|---|---|---|---|");
     let (b, hq, hkv, d, sq) = (args.batch, args.heads, args.heads_kv, args.dim, args.seq_q);
-    let tile_list: Vec<Forced> = if args.tiles.is_empty() {
-        vec![(
-            None,
-            [
-                args.threads,
-                args.threads_per_key,
-                args.keys_per_thread,
-                args.threads_v,
-            ],
-        )]
+    let tile_list: Vec<DecodeTilesSpec> = if args.tiles.is_empty() {
+        vec![DecodeTilesSpec {
+            kernel: None,
+            threads: args.threads,
+            threads_per_key: args.threads_per_key,
+            keys_per_thread: args.keys_per_thread,
+            threads_v: args.threads_v,
+        }]
     } else {
         args.tiles
             .iter()
-            .map(|t| parse_tiles(t))
+            .map(|t| t.parse())
             .collect::<Result<_, _>>()?
     };
     let mut rows = Vec::new();
@@ -299,7 +297,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             // One configuration: timed, checked against the oracle, printed; `is_tuned` marks the
             // split tuner's winner.
             let mut measure = |splits: Option<u32>,
-                               forced: Forced,
+                               forced: DecodeTilesSpec,
                                is_tuned: bool|
              -> Result<Row, Box<dyn std::error::Error>> {
                 let problem = match splits {
@@ -344,26 +342,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.ms_min = ms_min;
                         row.gbps = Some(problem.kv_bytes_read() as f64 / ms / 1e6);
                         row.splits = Some(plan.splits);
-                        let t = plan.tiles;
-                        row.tiles = Some(match t.kernel {
-                            DecodeKernel::Portable => format!(
-                                "{}x{}x{}x{}/{}/{}",
-                                t.block_m,
-                                t.block_n,
-                                t.threads,
-                                t.threads_v,
-                                t.threads_per_key,
-                                t.keys_per_thread
-                            ),
-                            DecodeKernel::Subgroup => format!(
-                                "sg:{}x{}x{}/{}/{}",
-                                t.block_m,
-                                t.block_n,
-                                t.threads,
-                                t.threads_per_key,
-                                t.keys_per_thread
-                            ),
-                        });
+                        row.tiles = Some(plan.tiles.to_string());
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
                         let got = from_dtype_bytes(&got, dtype);
@@ -431,7 +410,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                                 trial.splits, trial.tiles.kernel, trial.ms
                             );
                         }
-                        let row = measure(Some(t.splits), (Some(t.tiles.kernel), [None; 4]), true)?;
+                        let winner = DecodeTilesSpec {
+                            kernel: Some(t.tiles.kernel),
+                            ..Default::default()
+                        };
+                        let row = measure(Some(t.splits), winner, true)?;
                         all_ok &= row.error.is_none();
                         rows.push(row);
                     }
@@ -482,68 +465,15 @@ fn shuffled_pages(batch: u32, per_seq: u32, seed: u64) -> Vec<u32> {
 
 type Planned = kvcache::KvCachePlan;
 
-/// Forced tiles: the kernel (None: the plan's) and the knobs threads, threads_per_key,
-/// keys_per_thread, threads_v (None: that kernel's default).
-type Forced = (Option<DecodeKernel>, [Option<u32>; 4]);
-
-/// `plan`, `portable`, `subgroup` (that kernel's default tiles), THREADS/THREADS_PER_KEY/
-/// KEYS_PER_THREAD/THREADS_V (portable kernel) or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD
-/// (subgroup kernel).
-fn parse_tiles(spec: &str) -> Result<Forced, String> {
-    match spec {
-        "plan" => return Ok((None, [None; 4])),
-        "portable" => return Ok((Some(DecodeKernel::Portable), [None; 4])),
-        "subgroup" => return Ok((Some(DecodeKernel::Subgroup), [None; 4])),
-        _ => {}
-    }
-    let (kernel, knobs) = match spec.strip_prefix("sg:") {
-        Some(rest) => (DecodeKernel::Subgroup, rest),
-        None => (DecodeKernel::Portable, spec),
-    };
-    let parts: Vec<u32> = knobs
-        .split('/')
-        .map(|x| x.parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("--tiles {spec}: {e}"))?;
-    match (kernel, &parts[..]) {
-        (DecodeKernel::Portable, &[a, b, c, d]) => {
-            Ok((Some(kernel), [Some(a), Some(b), Some(c), Some(d)]))
-        }
-        (DecodeKernel::Subgroup, &[a, b, c]) => Ok((Some(kernel), [Some(a), Some(b), Some(c), None])),
-        _ => Err(format!(
-            "--tiles {spec}: want THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD"
-        )),
-    }
-}
-
 fn bench(
     ctx: &FlashContext,
     timer: Option<&GpuTimer>,
     args: &Args,
-    (forced, warmup_ms): (Forced, u64),
+    (forced, warmup_ms): (DecodeTilesSpec, u64),
     problem: &KvCacheAttention,
     [q, k, v, out]: [&wgpu::Buffer; 4],
 ) -> wgpu_flash_attn::Result<(Vec<f64>, Planned)> {
-    let tiles = match forced {
-        (None, [None, None, None, None]) => None,
-        (kernel, [threads, threads_per_key, keys_per_thread, threads_v]) => {
-            let base = match kernel {
-                Some(kernel) => kvcache::default_tiles(problem, kernel, ctx.caps())?,
-                None => kvcache::plan(problem, ctx.caps())?.tiles,
-            };
-            let threads = threads.unwrap_or(base.threads);
-            let threads_per_key = threads_per_key.unwrap_or(base.threads_per_key);
-            let keys_per_thread = keys_per_thread.unwrap_or(base.keys_per_thread);
-            Some(DecodeTiles {
-                threads,
-                threads_per_key,
-                keys_per_thread,
-                block_n: threads * keys_per_thread / threads_per_key,
-                threads_v: threads_v.unwrap_or(base.threads_v),
-                ..base
-            })
-        }
-    };
+    let tiles = forced.resolve(problem, ctx.caps())?;
     let planned = ctx.plan_kv_cache_with(problem, tiles)?;
     let buffers = KvCacheBuffers::new(q, k, v, out);
     // Warm-up: batches of steps in one submission, so the GPU stays busy and its clocks ramp up.

@@ -11,7 +11,8 @@
 //!
 //! ```sh
 //! cargo run --release --example kernel_stats -- --dims 64,128 --dtypes f32,f16 \
-//!     --kernels portable,subgroup,coop-matrix --tiles 128x32x32x8,64x16x32x4 --decode
+//!     --kernels portable,subgroup,coop-matrix --tiles 128x32x32x8,64x16x32x4 --decode \
+//!     --decode-tiles plan,sg:64/16/8
 //! ```
 //!
 //! Vulkan only. A driver without the extension (lavapipe, for one) still compiles every kernel,
@@ -35,6 +36,7 @@ mod native {
     use ash::vk;
     use clap::Parser;
     use wgpu_flash_attn::kernels::{decode, forward};
+    use wgpu_flash_attn::kvcache::DecodeTilesSpec;
     use wgpu_flash_attn::{
         Attention, DType, FlashContext, Kernel, KvCacheAttention, PlanOptions, Tiles,
     };
@@ -63,6 +65,11 @@ mod native {
         /// d = 128, f16, 32768 cached keys, one new token).
         #[arg(long)]
         decode: bool,
+        /// With --decode: the KV-cache kernel's tiles, as `decode --tiles` takes them (`plan`,
+        /// `portable`, `subgroup`, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or
+        /// sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD).
+        #[arg(long, value_delimiter = ',', default_value = "plan")]
+        decode_tiles: Vec<String>,
         /// Also write each kernel's internal representations (where the driver offers them) to
         /// files in this folder.
         #[arg(long)]
@@ -104,7 +111,7 @@ mod native {
                 } else {
                     args.tiles
                         .iter()
-                        .map(|t| parse_tiles(t).map(Some))
+                        .map(|t| t.parse().map(Some))
                         .collect::<Result<_, _>>()?
                 };
                 for kernel in &args.kernels {
@@ -126,13 +133,10 @@ mod native {
                                 let plan = planned.plan();
                                 variants.push(Variant {
                                     label: format!(
-                                        "forward d={d} {dtype:?} causal={} {} {}x{}x{}x{}{}",
+                                        "forward d={d} {dtype:?} causal={} {} {}{}",
                                         args.causal,
                                         plan.kernel.name(),
-                                        plan.tiles.block_m,
-                                        plan.tiles.block_n,
-                                        plan.tiles.threads_x,
-                                        plan.tiles.threads_y,
+                                        plan.tiles,
                                         if plan.stream_q { " (Q streamed)" } else { "" },
                                     ),
                                     source: forward::shader_source(plan),
@@ -148,13 +152,17 @@ mod native {
         if args.decode {
             let problem =
                 KvCacheAttention::decode(32, 8, 128, 1, &[32768; 8], 32768).dtype(DType::F16);
-            let planned = ctx.plan_kv_cache(&problem)?;
-            let plan = planned.plan();
-            variants.push(Variant {
-                label: format!("decode splits={} tiles {:?}", plan.splits, plan.tiles),
-                source: decode::attention_source(plan),
-                entry: "decode",
-            });
+            for spec in &args.decode_tiles {
+                let spec: DecodeTilesSpec = spec.parse()?;
+                let tiles = spec.resolve(&problem, ctx.caps())?;
+                let planned = ctx.plan_kv_cache_with(&problem, tiles)?;
+                let plan = planned.plan();
+                variants.push(Variant {
+                    label: format!("decode splits={} tiles {}", plan.splits, plan.tiles),
+                    source: decode::attention_source(plan),
+                    entry: "decode",
+                });
+            }
         }
 
         let vulkan = Vulkan::new(&caps.name)?;
@@ -182,19 +190,6 @@ mod native {
             }
         }
         Ok(())
-    }
-
-    fn parse_tiles(s: &str) -> Result<Tiles, Error> {
-        let n: Vec<u32> = s.split('x').map(str::parse).collect::<Result<_, _>>()?;
-        match n[..] {
-            [block_m, block_n, threads_x, threads_y] => Ok(Tiles {
-                block_m,
-                block_n,
-                threads_x,
-                threads_y,
-            }),
-            _ => Err(format!("tiles {s:?}: expected BMxBNxTXxTY").into()),
-        }
     }
 
     /// SPIR-V as wgpu's Vulkan backend writes it for the crate's kernels: SPIR-V 1.6, no debug

@@ -630,6 +630,136 @@ pub struct DecodeTiles {
     pub threads_v: u32,
 }
 
+/// As the decode benchmark and tools print them: portable `BMxBNxTHxTV/TK/KK` (block_m, block_n,
+/// threads, threads_v / threads_per_key / keys_per_thread), subgroup `sg:BMxBNxTH/TK/KK`.
+impl std::fmt::Display for DecodeTiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kernel {
+            DecodeKernel::Portable => write!(
+                f,
+                "{}x{}x{}x{}/{}/{}",
+                self.block_m,
+                self.block_n,
+                self.threads,
+                self.threads_v,
+                self.threads_per_key,
+                self.keys_per_thread
+            ),
+            DecodeKernel::Subgroup => write!(
+                f,
+                "sg:{}x{}x{}/{}/{}",
+                self.block_m,
+                self.block_n,
+                self.threads,
+                self.threads_per_key,
+                self.keys_per_thread
+            ),
+        }
+    }
+}
+
+/// KV-cache tiles as benchmarks and tools ask for them: a kernel (`None`: the plan's choice) and
+/// knobs that replace that kernel's default tiles' ([`default_tiles`]; `None`: keep the default).
+///
+/// Written `plan`, `portable`, `subgroup` (that kernel's default tiles),
+/// `THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V` (portable kernel, e.g. `128/4/1/16`) or
+/// `sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD` (subgroup kernel, e.g. `sg:64/16/4`).
+///
+/// ```
+/// use wgpu_flash_attn::kvcache::{DecodeKernel, DecodeTilesSpec};
+/// let spec: DecodeTilesSpec = "sg:64/16/8".parse().unwrap();
+/// assert_eq!(spec.kernel, Some(DecodeKernel::Subgroup));
+/// assert_eq!((spec.threads, spec.keys_per_thread, spec.threads_v), (Some(64), Some(8), None));
+/// assert_eq!("plan".parse::<DecodeTilesSpec>().unwrap(), DecodeTilesSpec::default());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DecodeTilesSpec {
+    /// The kernel; `None`: the plan's.
+    pub kernel: Option<DecodeKernel>,
+    /// Invocations per workgroup.
+    pub threads: Option<u32>,
+    /// Threads (portable) or lanes (subgroup) that share one key.
+    pub threads_per_key: Option<u32>,
+    /// Keys each thread scores per tile.
+    pub keys_per_thread: Option<u32>,
+    /// Threads along head_dim in P V (portable kernel).
+    pub threads_v: Option<u32>,
+}
+
+impl std::str::FromStr for DecodeTilesSpec {
+    type Err = FlashError;
+
+    fn from_str(spec: &str) -> Result<DecodeTilesSpec> {
+        let kernel_only = |kernel| DecodeTilesSpec {
+            kernel,
+            ..Default::default()
+        };
+        match spec {
+            "plan" => return Ok(kernel_only(None)),
+            "portable" => return Ok(kernel_only(Some(DecodeKernel::Portable))),
+            "subgroup" => return Ok(kernel_only(Some(DecodeKernel::Subgroup))),
+            _ => {}
+        }
+        let bad = || {
+            FlashError::BadOption {
+            what: "KV-cache tiles",
+            got: spec.into(),
+            why: "want plan, portable, subgroup, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD",
+        }
+        };
+        let (kernel, knobs) = match spec.strip_prefix("sg:") {
+            Some(rest) => (DecodeKernel::Subgroup, rest),
+            None => (DecodeKernel::Portable, spec),
+        };
+        let n: Vec<u32> = knobs
+            .split('/')
+            .map(|x| x.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<Result<_>>()?;
+        let threads_v = match (kernel, &n[..]) {
+            (DecodeKernel::Portable, &[_, _, _, v]) => Some(v),
+            (DecodeKernel::Subgroup, &[_, _, _]) => None,
+            _ => return Err(bad()),
+        };
+        Ok(DecodeTilesSpec {
+            kernel: Some(kernel),
+            threads: Some(n[0]),
+            threads_per_key: Some(n[1]),
+            keys_per_thread: Some(n[2]),
+            threads_v,
+        })
+    }
+}
+
+impl DecodeTilesSpec {
+    /// The tiles for `problem` on a device: `None` where the spec asks for nothing (the plan's
+    /// own choice), else the kernel's default tiles (the plan's kernel when none is named) with
+    /// the given knobs in place; [`plan_with`] checks them.
+    pub fn resolve(
+        &self,
+        problem: &KvCacheAttention,
+        caps: &DeviceCaps,
+    ) -> Result<Option<DecodeTiles>> {
+        if *self == DecodeTilesSpec::default() {
+            return Ok(None);
+        }
+        let base = match self.kernel {
+            Some(kernel) => default_tiles(problem, kernel, caps)?,
+            None => plan(problem, caps)?.tiles,
+        };
+        let threads = self.threads.unwrap_or(base.threads);
+        let threads_per_key = self.threads_per_key.unwrap_or(base.threads_per_key);
+        let keys_per_thread = self.keys_per_thread.unwrap_or(base.keys_per_thread);
+        Ok(Some(DecodeTiles {
+            threads,
+            threads_per_key,
+            keys_per_thread,
+            block_n: threads * keys_per_thread / threads_per_key.max(1),
+            threads_v: self.threads_v.unwrap_or(base.threads_v),
+            ..base
+        }))
+    }
+}
+
 impl DecodeTiles {
     /// Bytes of workgroup memory. Portable: Q rows (f32), the score parts (one word of padding a
     /// row), the probability tile, the rescale factors and the merge state. Subgroup: the rows of

@@ -137,6 +137,50 @@ pub struct Tiles {
     pub threads_y: u32,
 }
 
+/// `BMxBNxTXxTY` (block_m, block_n, threads_x, threads_y), as the benchmarks and tools write
+/// tiles.
+impl std::fmt::Display for Tiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}x{}x{}x{}",
+            self.block_m, self.block_n, self.threads_x, self.threads_y
+        )
+    }
+}
+
+/// Reads `BMxBNxTXxTY`, e.g. `"128x32x32x8"`.
+///
+/// ```
+/// let t: wgpu_flash_attn::Tiles = "64x16x32x4".parse().unwrap();
+/// assert_eq!((t.block_m, t.threads_y), (64, 4));
+/// assert_eq!(t.to_string(), "64x16x32x4");
+/// ```
+impl std::str::FromStr for Tiles {
+    type Err = FlashError;
+
+    fn from_str(s: &str) -> Result<Tiles> {
+        let bad = || FlashError::BadOption {
+            what: "tiles",
+            got: s.into(),
+            why: "expected BMxBNxTXxTY, four integers, e.g. 128x32x32x8",
+        };
+        let n: Vec<u32> = s
+            .split('x')
+            .map(|x| x.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<Result<_>>()?;
+        match n[..] {
+            [block_m, block_n, threads_x, threads_y] => Ok(Tiles {
+                block_m,
+                block_n,
+                threads_x,
+                threads_y,
+            }),
+            _ => Err(bad()),
+        }
+    }
+}
+
 impl Tiles {
     /// Invocations per workgroup.
     pub fn threads(&self) -> u32 {

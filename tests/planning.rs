@@ -269,3 +269,57 @@ fn browsers_keep_the_portable_tier() {
     let err = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap_err();
     assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
 }
+
+#[test]
+fn tile_specs_parse_and_resolve_over_the_kernels_defaults() {
+    use wgpu_flash_attn::kvcache::{self, DecodeKernel, DecodeTilesSpec, KvCacheAttention};
+    let tiles: Tiles = "128x32x32x8".parse().unwrap();
+    assert_eq!(tiles.to_string(), "128x32x32x8");
+    for bad in ["128x32x32", "128x32x32x8x1", "axbxcxd", ""] {
+        assert!(bad.parse::<Tiles>().is_err(), "{bad:?}");
+    }
+
+    let caps = nvidia(Some((32, 32)));
+    let step = KvCacheAttention::decode(32, 8, 128, 1, &[32768; 8], 32768).dtype(DType::F16);
+    let planned = kvcache::plan(&step, &caps).unwrap().tiles;
+    // `plan` asks for nothing; a kernel's name for its default tiles.
+    let plan_spec: DecodeTilesSpec = "plan".parse().unwrap();
+    assert_eq!(plan_spec.resolve(&step, &caps).unwrap(), None);
+    let portable = "portable".parse::<DecodeTilesSpec>().unwrap();
+    assert_eq!(
+        portable.resolve(&step, &caps).unwrap(),
+        Some(kvcache::default_tiles(&step, DecodeKernel::Portable, &caps).unwrap())
+    );
+    // Knobs replace the defaults', and block_n follows them; the plan accepts the result.
+    let t = "sg:64/16/8"
+        .parse::<DecodeTilesSpec>()
+        .unwrap()
+        .resolve(&step, &caps)
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.kernel, DecodeKernel::Subgroup);
+    assert_eq!(
+        (t.threads, t.threads_per_key, t.keys_per_thread),
+        (64, 16, 8)
+    );
+    assert_eq!(t.block_n, 64 * 8 / 16);
+    assert_eq!(t.block_m, planned.block_m);
+    assert_eq!(t.to_string(), format!("sg:{}x32x64/16/8", planned.block_m));
+    assert!(kvcache::plan_with(&step, &caps, Some(t)).is_ok());
+    // A single knob over the plan's own kernel (the benchmark's --threads).
+    let wide = DecodeTilesSpec {
+        threads: Some(128),
+        ..Default::default()
+    };
+    let w = wide.resolve(&step, &caps).unwrap().unwrap();
+    assert_eq!((w.kernel, w.threads), (planned.kernel, 128));
+    for bad in [
+        "sg:64/16",
+        "64/16/8",
+        "sg:64/16/8/4",
+        "subgroups",
+        "sg:a/b/c",
+    ] {
+        assert!(bad.parse::<DecodeTilesSpec>().is_err(), "{bad:?}");
+    }
+}
