@@ -411,6 +411,15 @@ async fn median_ms(
     Ok(times[times.len() / 2])
 }
 
+/// The fastest of the (non-empty) trials.
+fn fastest<T: Clone>(trials: &[T], ms: impl Fn(&T) -> f64) -> T {
+    trials
+        .iter()
+        .min_by(|a, b| ms(a).total_cmp(&ms(b)))
+        .expect("at least one candidate")
+        .clone()
+}
+
 /// Tunes `problem` on the context's device (see the module docs).
 pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions) -> Result<Tuned> {
     problem.validate()?;
@@ -513,11 +522,7 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
             ms,
         });
     }
-    let best = trials
-        .iter()
-        .min_by(|a, b| a.ms.total_cmp(&b.ms))
-        .expect("at least one candidate")
-        .clone();
+    let best = fastest(&trials, |t| t.ms);
     let t = best.tiles;
     file.cache.insert(TuneEntry {
         key,
@@ -705,8 +710,9 @@ pub fn kv_split_candidates(splits: u32) -> Vec<u32> {
 /// counts of [`kv_split_candidates`] (starting from what the plan picks for that kernel), timed as
 /// whole steps on seeded inputs. The plan's split rule is tuned on an H200 (one whole wave of
 /// resident workgroups; this tuner, run there, keeps the plan's counts); on other GPUs their
-/// resident count differs, which is what this measures. Winners are cached like [`tune`]'s, in the same file (`kv_entries`), per
-/// [`KvTuneKey`]. `options.kernels` and `options.max_candidates` do not apply.
+/// resident count differs, which is what this measures. Winners are cached like [`tune`]'s, in
+/// the same file (`kv_entries`), per [`KvTuneKey`]. `options.kernels` and
+/// `options.max_candidates` do not apply.
 ///
 /// ```no_run
 /// # fn main() -> wgpu_flash_attn::Result<()> {
@@ -782,11 +788,7 @@ pub async fn tune_kv_cache(
         .await?;
         trials.push(KvTrial { tiles, splits, ms });
     }
-    let best = trials
-        .iter()
-        .min_by(|a, b| a.ms.total_cmp(&b.ms))
-        .expect("at least one candidate")
-        .clone();
+    let best = fastest(&trials, |t| t.ms);
     file.cache.insert_kv(KvTuneEntry {
         key,
         tiles: best.tiles,

@@ -165,9 +165,9 @@ pub struct KvCacheAttention {
 /// alone. A chunk goes to the forward kernels only where they can plan it (its K and V within one
 /// binding: for pages, the whole pool).
 ///
-/// On the H200, a 32k-token prompt among 32 decoding sequences (`examples/serving.rs`) took
-/// 462.6 ms in one step on the KV-cache kernel and 121.3 ms through the tensor-core forward kernel
-/// (BENCHMARKS.md). Without tensor cores the two routes have not been compared on a GPU, so
+/// On the H200, a 32k-token prompt among 32 decoding sequences (`examples/serving.rs
+/// --prefill-route kv-cache` and `forward`, one run) took 462.6 ms in one step on the KV-cache
+/// kernel and 133.6 ms through the tensor-core forward kernel (BENCHMARKS.md, sixth round). Without tensor cores the two routes have not been compared on a GPU, so
 /// `Auto` keeps the KV-cache kernel there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PrefillRoute {
@@ -352,8 +352,7 @@ impl KvCacheAttention {
 
     /// Query tokens of sequence b.
     pub fn seq_q(&self, b: u32) -> u32 {
-        let at = |i: usize| self.cu_seqlens_q.get(i).copied().unwrap_or(0);
-        at(b as usize + 1).saturating_sub(at(b as usize))
+        crate::problem::prefix_len(&self.cu_seqlens_q, b)
     }
 
     /// Query tokens in all.
@@ -686,6 +685,10 @@ pub struct DecodeTilesSpec {
     pub threads_v: Option<u32>,
 }
 
+/// The forms a [`DecodeTilesSpec`] is written in.
+const SPEC_FORMS: &str = "want plan, portable, subgroup, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/\
+                          THREADS_V or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD";
+
 impl std::str::FromStr for DecodeTilesSpec {
     type Err = FlashError;
 
@@ -700,12 +703,10 @@ impl std::str::FromStr for DecodeTilesSpec {
             "subgroup" => return Ok(kernel_only(Some(DecodeKernel::Subgroup))),
             _ => {}
         }
-        let bad = || {
-            FlashError::BadOption {
+        let bad = || FlashError::BadOption {
             what: "KV-cache tiles",
             got: spec.into(),
-            why: "want plan, portable, subgroup, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD",
-        }
+            why: SPEC_FORMS,
         };
         let (kernel, knobs) = match spec.strip_prefix("sg:") {
             Some(rest) => (DecodeKernel::Subgroup, rest),

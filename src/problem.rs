@@ -88,6 +88,13 @@ impl Strides {
     }
 }
 
+/// Entry `b` of a list of prefix sums (cu_seqlens): `cu[b + 1] - cu[b]`, 0 past its end or where
+/// the sums fall (malformed ones are refused by validation; here they only give empty lengths).
+pub(crate) fn prefix_len(cu: &[u32], b: u32) -> u32 {
+    let at = |i: usize| cu.get(i).copied().unwrap_or(0);
+    at(b as usize + 1).saturating_sub(at(b as usize))
+}
+
 /// Where ALiBi slopes come from: an f32 buffer of `heads_q` values, or of `batch * heads_q`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AlibiSlopes {
@@ -335,9 +342,7 @@ impl Attention {
                 let mut s = self.clone();
                 s.cu_seqlens = None;
                 s.batch = 1;
-                // Malformed prefix sums are refused by `validate`; here they only give empty lengths.
-                let at = |i: usize| cq.get(i).copied().unwrap_or(0);
-                s.seq_q = at(b as usize + 1).saturating_sub(at(b as usize));
+                s.seq_q = prefix_len(cq, b);
                 s.seq_kv = self.seq_kv_of(b);
                 if let Some(pk) = &mut s.paged_kv {
                     let per_seq = pk.pages_per_seq(self.batch) as usize;
@@ -355,10 +360,7 @@ impl Attention {
     pub fn seq_kv_of(&self, b: u32) -> u32 {
         match &self.cu_seqlens {
             None => self.seq_kv,
-            Some((_, ck)) => {
-                let at = |i: usize| ck.get(i).copied().unwrap_or(0);
-                at(b as usize + 1).saturating_sub(at(b as usize))
-            }
+            Some((_, ck)) => prefix_len(ck, b),
         }
     }
 

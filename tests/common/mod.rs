@@ -643,3 +643,13 @@ pub fn random_problem(
         .softmax_scale(rng.random_range(0.05..0.6))
         .with_lse(rng.random_bool(0.7))
 }
+
+/// A tuner's trial times: each positive and finite, and the winner's time their minimum.
+pub fn assert_winner_is_fastest(winner_ms: f64, trial_ms: &[f64]) {
+    assert!(
+        trial_ms.iter().all(|&ms| ms > 0.0 && ms.is_finite()),
+        "{trial_ms:?}"
+    );
+    let fastest = trial_ms.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(winner_ms, fastest, "{trial_ms:?}");
+}
