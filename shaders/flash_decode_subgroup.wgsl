@@ -16,9 +16,12 @@
 //   moves, the rescale factors) go to the key's other lanes by shuffles, and every lane
 //   accumulates P V into its chunks of O for all BM rows.
 // The running max only moves when a tile passes it by more than SLACK (log2 units), so almost
-// every tile skips rescaling. K and V of the next tile load into registers while a tile is
-// computed, and (PAGED) the block table is read one tile before that. The S streams merge once,
-// at the end, through workgroup memory.
+// every tile skips rescaling. Each lane loads all KK keys' K and V of a tile at its top (KK loads
+// of each in flight at once), and (PAGED) the block table is read one tile before that. One
+// register set, not two taking turns (the next tile loading while this one computes): on the
+// H200 that fits 128 registers, so 8 workgroups share an SM instead of 6, and with 8 keys per
+// lane the step is 12-14% faster than with two sets of 4 keys (bench-results/
+// h200-2026-11-30-session8). The S streams merge once, at the end, through workgroup memory.
 //
 // With one split the result is O (and LSE); with more, each split writes a normalised partial O
 // and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE. K/V rows are found
@@ -245,22 +248,14 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let k_head = params.k.x + head_kv * params.k.w;
     let v_head = params.v.x + head_kv * params.v.w;
 
-    // K and V of the next tile load while a tile is computed; their slots (block table reads,
-    // when paged) are found one tile earlier still, so that the loads never wait for them.
+    // K and V of a tile load at its top, all at once; their slots (block table reads, when
+    // paged) are found a tile ahead, so that the loads never wait for them.
     var n0 = split * BN;
     var slots = key_slots(seq, n0, kv_end, stream);
-    var kreg = load_keys(false, params.k, k_head, slots, n0, kv_end, stream, kx);
-    var vreg = load_keys(true, params.v, v_head, slots, n0, kv_end, stream, kx);
-    slots = key_slots(seq, n0 + stride, kv_end, stream);
     for (; n0 < kv_end; n0 += stride) {
-        let n1 = n0 + stride;
-        var k_next: array<KvVec, KK * KVR>;
-        var v_next: array<KvVec, KK * KVR>;
-        if (n1 < kv_end) {
-            k_next = load_keys(false, params.k, k_head, slots, n1, kv_end, stream, kx);
-            v_next = load_keys(true, params.v, v_head, slots, n1, kv_end, stream, kx);
-            slots = key_slots(seq, n1 + stride, kv_end, stream);
-        }
+        let kreg = load_keys(false, params.k, k_head, slots, n0, kv_end, stream, kx);
+        let vreg = load_keys(true, params.v, v_head, slots, n0, kv_end, stream, kx);
+        slots = key_slots(seq, n0 + stride, kv_end, stream);
         // Row my_row's scores (log2 units) of this stream's keys.
         var sc: array<f32, KK>;
         for (var u = 0u; u < KK; u++) {
@@ -320,8 +315,6 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
             }
         }
-        kreg = k_next;
-        vreg = v_next;
     }
 
     // Merge the streams: each row's max and sum over streams, then the accumulators, added up in

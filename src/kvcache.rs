@@ -862,31 +862,47 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// tiles must keep min(rows, 4) rows; with a real smallest size (8 or more) min(rows, 2) do: on
 /// lavapipe (subgroups of 8) at d = 128 its 2-row tiles ran 2.4-4x faster than the portable
 /// kernel's 4-row ones (BENCHMARKS.md, section "Latest", has the commands and figures).
-fn choose_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
+fn choose_tiles(
+    head_dim: u32,
+    element_bytes: u32,
+    rows: u32,
+    caps: &DeviceCaps,
+) -> Result<DecodeTiles> {
     let smallest_real = caps.subgroup_sizes.is_some_and(|(lo, _)| lo >= 8);
     let enough = rows
         .next_power_of_two()
         .min(if smallest_real { 2 } else { 4 });
-    match subgroup_tiles(head_dim, rows, caps) {
+    match subgroup_tiles(head_dim, element_bytes, rows, caps) {
         Some(t) if t.block_m >= enough => Ok(t),
         _ => portable_tiles(head_dim, rows, caps),
     }
 }
 
-/// Subgroup-kernel tiles: 64 threads (or one subgroup of the largest size), four keys per lane
-/// and tile, loaded one tile ahead; up to 8 rows per workgroup, each lane holding at most 8 vec4s
-/// of Q and 8 of O (its chunks of the block's rows), with as few lanes per key (so as few
-/// shuffles) as give that; where the smallest subgroup is too small for that, one row per
-/// workgroup with as many lanes per key as it allows. On the H200 (d = 128, 4 rows), 64 threads
-/// with 4 keys per lane beat 128 threads with 2 by 20% (bench-results/h200-2026-11-30-session4).
-fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
+/// Bytes of a tile's K (and as many of its V) that a lane of the subgroup KV-cache kernel holds:
+/// 8 keys of 16 bytes at d = 128 in f16. On the H200 that kernel then takes 128 registers, so 8
+/// workgroups of 64 share an SM ([`WORKGROUPS_PER_UNIT`]).
+const LANE_KV_BYTES: u32 = 128;
+
+/// Subgroup-kernel tiles: 64 threads (or one subgroup of the largest size); up to 8 rows per
+/// workgroup, each lane holding at most 8 vec4s of Q and 8 of O (its chunks of the block's rows),
+/// with as few lanes per key (so as few shuffles) as give that; where the smallest subgroup is
+/// too small for that, one row per workgroup with as many lanes per key as it allows. Keys per
+/// lane and tile: as many as keep a lane's share of a tile's K (and of its V) within
+/// [`LANE_KV_BYTES`], at most 8, all loaded at once. On the H200 (d = 128, 4 rows, f16), 64
+/// threads with 4 keys per lane beat 128 threads with 2 by 20% (bench-results/
+/// h200-2026-11-30-session4), and 8 keys per lane beat 4 by 12-14% (session8).
+fn subgroup_tiles(
+    head_dim: u32,
+    element_bytes: u32,
+    rows: u32,
+    caps: &DeviceCaps,
+) -> Option<DecodeTiles> {
     let (min_sg, max_sg) = caps.subgroup_sizes?;
     if caps.backend == BROWSER_BACKEND {
         return None;
     }
     let d4 = head_dim / 4;
     let threads = 64.max(max_sg);
-    let keys_per_thread = 4;
     let lanes = min_sg.min(32);
     let mut block_m = rows.next_power_of_two().min(8);
     loop {
@@ -896,6 +912,8 @@ fn subgroup_tiles(head_dim: u32, rows: u32, caps: &DeviceCaps) -> Option<DecodeT
             threads_per_key *= 2;
         }
         let fits = block_m <= threads_per_key && block_m * d4.div_ceil(threads_per_key) <= 8;
+        let key_bytes = d4.div_ceil(threads_per_key) * 4 * element_bytes;
+        let keys_per_thread = 1 << (LANE_KV_BYTES / key_bytes).clamp(1, 8).ilog2();
         let t = DecodeTiles {
             kernel: DecodeKernel::Subgroup,
             block_m,
@@ -1131,18 +1149,19 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
 }
 
 /// Workgroups the plan aims for per compute unit and dispatch, at most: one whole wave of resident
-/// workgroups, so that no last wave runs partly filled. Six workgroups of the subgroup kernel are
-/// resident per SM of the H200 (168 registers): there, batch 8 x 8 KV heads at KV 32k takes 12
-/// splits (0.97 waves), 4% faster than 24 (1.94 waves) and 10% faster than 33 (2.7 waves); KV 128k
-/// runs as two dispatches of 4 sequences (the cache exceeds one binding) and takes 24 splits in
-/// each. Half a wave was 50% slower. bench-results/h200-2026-11-30-session5, calls 1, 3 and 4. On
-/// other GPUs the resident count differs and this is a guess: `num_splits` forces the count, and
+/// workgroups, so that no last wave runs partly filled. Eight workgroups of the subgroup kernel are
+/// resident per SM of the H200 (d = 128, f16: 128 registers): there, batch 8 x 8 KV heads at KV
+/// 32k takes 16 splits (0.97 waves): 0.272 ms, against 0.289 with 12 and 0.315 with 24 (1.45
+/// waves); KV 128k runs as two dispatches of 4 sequences (the cache exceeds one binding) and takes
+/// 33 splits in each (1 wave): 1.019 ms, against 1.085 with 24 and 1.160 with 48
+/// (bench-results/h200-2026-11-30-session8, call1). Half a wave was 50% slower (session5). On other GPUs, and for other head dims and
+/// types, the resident count differs and this is a guess: `num_splits` forces the count, and
 /// [`crate::autotune::tune_kv_cache`] measures the counts around it.
-const WORKGROUPS_PER_UNIT: u32 = 6;
+const WORKGROUPS_PER_UNIT: u32 = 8;
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Workgroups per dispatch the plan aims for where the device's compute units are unknown: a
-/// guess that fills a large GPU (an H200 holds 792 of the subgroup kernel's at once), at the cost
+/// guess that fills a large GPU (an H200 holds 1056 of the subgroup kernel's at once), at the cost
 /// of a partly filled last wave on a small one.
 const UNKNOWN_DEVICE_WORKGROUPS: u64 = 512;
 
@@ -1174,7 +1193,7 @@ pub fn default_tiles(
     match kernel {
         DecodeKernel::Portable => portable_tiles(problem.head_dim, rows, caps),
         DecodeKernel::Subgroup => {
-            subgroup_tiles(problem.head_dim, rows, caps).ok_or(FlashError::MissingFeature {
+            subgroup_tiles(problem.head_dim, problem.dtype.size() as u32, rows, caps).ok_or(FlashError::MissingFeature {
                 what: "the subgroup KV-cache kernel",
                 feature: "SUBGROUP outside the browser, with subgroup sizes that are powers of two and tiles within the device's limits",
             })
@@ -1243,7 +1262,12 @@ pub fn plan_with(
             check_tiles(&t, problem.head_dim, caps)?;
             t
         }
-        None => choose_tiles(problem.head_dim, packed_rows(problem, here), caps)?,
+        None => choose_tiles(
+            problem.head_dim,
+            problem.dtype.size() as u32,
+            packed_rows(problem, here),
+            caps,
+        )?,
     };
     let block_m = tiles.block_m;
     let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);

@@ -703,22 +703,38 @@ fn the_plan_splits_long_decodes_and_not_prefills() {
     caps.max_storage_buffer_binding_size = 4 << 30;
     let decode = KvCacheAttention::decode(32, 8, 128, 1, &[131072; 8], 131072).dtype(DType::F16);
     let plan = kvcache::plan(&decode, &caps).unwrap();
-    // One wave of 6 workgroups per compute unit: 132 * 6 / (8 sequences * 8 KV heads) = 12.
-    assert_eq!(plan.splits, 12, "{plan:?}");
+    // One wave of 8 workgroups per compute unit: 132 * 8 / (8 sequences * 8 KV heads) = 16.
+    assert_eq!(plan.splits, 16, "{plan:?}");
     assert_eq!(
         plan.tiles.block_m, 4,
         "the 4 query heads of a KV head share one workgroup"
     );
     assert_eq!(plan.work.len(), 8);
     // As on the H200: subgroups of 32, and a binding 4 bytes short of 2 GiB, so that KV 128k runs
-    // as two dispatches of 4 sequences, each with its own wave: 24 splits; KV 32k in one: 12.
+    // as two dispatches of 4 sequences, each with its own wave: 33 splits; KV 32k in one: 16.
     let mut h200 = caps.clone();
     h200.subgroup_sizes = Some((32, 32));
     h200.max_storage_buffer_binding_size = (2 << 30) - 4;
     let plan = kvcache::plan(&decode, &h200).unwrap();
-    assert_eq!((plan.windows.len(), plan.splits), (2, 24), "{plan:?}");
+    assert_eq!((plan.windows.len(), plan.splits), (2, 33), "{plan:?}");
+    // The subgroup kernel, with 8 keys of 16 bytes (f16) per lane and tile; 4 of 32 for f32.
+    let t = plan.tiles;
+    assert_eq!(t.kernel, kvcache::DecodeKernel::Subgroup);
+    assert_eq!(
+        (t.threads, t.threads_per_key, t.keys_per_thread),
+        (64, 16, 8),
+        "{t:?}"
+    );
+    let f32_tiles = kvcache::plan(&decode.clone().dtype(DType::F32), &h200)
+        .unwrap()
+        .tiles;
+    assert_eq!(
+        (f32_tiles.threads_per_key, f32_tiles.keys_per_thread),
+        (16, 4),
+        "{f32_tiles:?}"
+    );
     let kv32k = KvCacheAttention::decode(32, 8, 128, 1, &[32768; 8], 32768).dtype(DType::F16);
-    assert_eq!(kvcache::plan(&kv32k, &h200).unwrap().splits, 12);
+    assert_eq!(kvcache::plan(&kv32k, &h200).unwrap().splits, 16);
     // Unknown compute units: 512 workgroups, 8 splits of 64 work items.
     h200.compute_units = 0;
     assert_eq!(kvcache::plan(&kv32k, &h200).unwrap().splits, 8);
