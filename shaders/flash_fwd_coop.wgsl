@@ -413,14 +413,32 @@ fn forward(
             var x: array<f32, CPL>;
             var tile_max = MASKED;
             let s_row = (s_base + rr * SS + part * CPL) / 4u;
-            for (var j4 = 0u; j4 < CPL4; j4++) {
-                let s4 = s_tile[s_row + j4];
-                let key = n0 + part * CPL + j4 * 4u;
-                x[j4 * 4u] = score(s4.x, key, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
-                x[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
-                x[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
-                x[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
-                tile_max = max(tile_max, max(max(x[j4 * 4u], x[j4 * 4u + 1u]), max(x[j4 * 4u + 2u], x[j4 * 4u + 3u])));
+            // BANDED: tiles wholly inside the band (almost all of them) take a copy of the loop
+            // whose scores skip the visibility test; `interior` is the same for the whole
+            // subgroup, so the branch is uniform. Passing `interior` itself to one loop instead
+            // left the test in every tile's code: causal ran 9% (d = 128) and 16% (d = 64)
+            // slower (bench-results/h200-2026-11-30-session8, call5). Without a band the first
+            // copy is dead code.
+            if (BANDED && interior) {
+                for (var j4 = 0u; j4 < CPL4; j4++) {
+                    let s4 = s_tile[s_row + j4];
+                    let key = n0 + part * CPL + j4 * 4u;
+                    x[j4 * 4u] = score(s4.x, key, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
+                    x[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
+                    x[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
+                    x[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
+                    tile_max = max(tile_max, max(max(x[j4 * 4u], x[j4 * 4u + 1u]), max(x[j4 * 4u + 2u], x[j4 * 4u + 3u])));
+                }
+            } else {
+                for (var j4 = 0u; j4 < CPL4; j4++) {
+                    let s4 = s_tile[s_row + j4];
+                    let key = n0 + part * CPL + j4 * 4u;
+                    x[j4 * 4u] = score(s4.x, key, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
+                    x[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
+                    x[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
+                    x[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
+                    tile_max = max(tile_max, max(max(x[j4 * 4u], x[j4 * 4u + 1u]), max(x[j4 * 4u + 2u], x[j4 * 4u + 3u])));
+                }
             }
             for (var off = 1u; off < LPR; off *= 2u) {
                 tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
