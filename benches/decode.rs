@@ -260,6 +260,15 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     for &kv in &args.kv {
         // One pair of cache buffers per length, shared by both layouts.
         let cache_elems = b as usize * kv as usize * hkv as usize * d as usize;
+        // The bench holds each cache in one buffer (the library would take pages from several).
+        let cache_bytes = cache_elems as u64 * dtype.size();
+        if cache_bytes > caps.max_buffer_size {
+            eprintln!(
+                "SKIPPED: kv {kv}: a {cache_bytes}-byte cache exceeds this device's max_buffer_size ({})",
+                caps.max_buffer_size
+            );
+            continue;
+        }
         // The GPU idles while the host fills the caches: the first configuration after that warms
         // up for at least a second.
         let mut warmup_ms = args.warmup_ms.max(1000);
