@@ -861,7 +861,7 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// row per workgroup, K and V read once per query head. So with that placeholder the subgroup
 /// tiles must keep min(rows, 4) rows; with a real smallest size (8 or more) min(rows, 2) do: on
 /// lavapipe (subgroups of 8) at d = 128 its 2-row tiles ran 2.4-4x faster than the portable
-/// kernel's 4-row ones (BENCHMARKS.md, section "Latest", has the commands and figures).
+/// kernel's 4-row ones (BENCHMARKS.md, sixth round, "The KV-cache kernel on 8-wide subgroups").
 fn choose_tiles(
     head_dim: u32,
     element_bytes: u32,
