@@ -79,8 +79,8 @@ struct Args {
     /// key, a power of two up to the smallest subgroup size).
     #[arg(long)]
     threads_per_key: Option<u32>,
-    /// Force the keys each thread scores per tile (1, 2 or 4; keys per tile = threads *
-    /// keys_per_thread / threads_per_key).
+    /// Force the keys each thread scores per tile (portable: 1, 2 or 4; subgroup: 1 to 8; keys per
+    /// tile = threads * keys_per_thread / threads_per_key).
     #[arg(long)]
     keys_per_thread: Option<u32>,
     /// Tile configurations to sweep on the same data, each `plan` (the plan's choice),
@@ -139,6 +139,33 @@ struct Row {
     dispatch_windows: Option<usize>,
     max_err: Option<f64>,
     error: Option<String>,
+}
+
+impl Row {
+    /// A row of ours for this configuration, before it runs.
+    fn unmeasured(args: &Args, kv: u32, layout: &str, page_size: Option<u32>) -> Row {
+        Row {
+            peer: "wgpu-flash-attn",
+            backend: "portable".into(),
+            dtype: args.dtype.clone(),
+            batch: args.batch,
+            heads: args.heads,
+            heads_kv: args.heads_kv,
+            kv_len: kv,
+            seq_q: args.seq_q,
+            head_dim: args.dim,
+            layout: layout.into(),
+            page_size,
+            ms: None,
+            ms_min: None,
+            gbps: None,
+            splits: None,
+            tiles: None,
+            dispatch_windows: None,
+            max_err: None,
+            error: None,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -263,10 +290,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         // The bench holds each cache in one buffer (the library would take pages from several).
         let cache_bytes = cache_elems as u64 * dtype.size();
         if cache_bytes > caps.max_buffer_size {
-            eprintln!(
-                "SKIPPED: kv {kv}: a {cache_bytes}-byte cache exceeds this device's max_buffer_size ({})",
+            let why = format!(
+                "skipped: a {cache_bytes}-byte cache exceeds this device's max_buffer_size ({})",
                 caps.max_buffer_size
             );
+            eprintln!("SKIPPED: kv {kv}: {why}");
+            for layout in &args.layouts {
+                let mut row = Row::unmeasured(args, kv, layout, None);
+                row.error = Some(why.clone());
+                rows.push(row);
+            }
             continue;
         }
         // The GPU idles while the host fills the caches: the first configuration after that warms
@@ -313,27 +346,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     Some(n) => problem.clone().num_splits(n),
                     None => problem.clone(),
                 };
-                let mut row = Row {
-                    peer: "wgpu-flash-attn",
-                    backend: "portable".into(),
-                    dtype: args.dtype.clone(),
-                    batch: b,
-                    heads: hq,
-                    heads_kv: hkv,
-                    kv_len: kv,
-                    seq_q: sq,
-                    head_dim: d,
-                    layout: layout.clone(),
-                    page_size: table.as_ref().map(|_| args.page_size),
-                    ms: None,
-                    ms_min: None,
-                    gbps: None,
-                    splits: None,
-                    tiles: None,
-                    dispatch_windows: None,
-                    max_err: None,
-                    error: None,
-                };
+                let page_size = table.as_ref().map(|_| args.page_size);
+                let mut row = Row::unmeasured(args, kv, layout, page_size);
                 let result = bench(
                     &ctx,
                     timer.as_ref(),

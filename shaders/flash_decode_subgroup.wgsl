@@ -16,8 +16,8 @@
 //   moves, the rescale factors) go to the key's other lanes by shuffles, and every lane
 //   accumulates P V into its chunks of O for all BM rows.
 // The running max only moves when a tile passes it by more than SLACK (log2 units), so almost
-// every tile skips rescaling. Each lane loads all KK keys' K and V of a tile at its top (KK loads
-// of each in flight at once), and (PAGED) the block table is read one tile before that. One
+// every tile skips rescaling. Each lane loads all KK keys' K and V of a tile at its top (all of
+// those loads in flight at once), and (PAGED) the block table is read one tile before that. One
 // register set, not two taking turns (the next tile loading while this one computes): on the
 // H200 that fits 128 registers, so 8 workgroups share an SM instead of 6, and with 8 keys per
 // lane the step is 12-14% faster than with two sets of 4 keys (bench-results/

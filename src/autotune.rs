@@ -209,7 +209,10 @@ pub struct TuneCache {
 
 const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 2: paged problems may take the tensor-core tier, which version-1 winners were never timed against.
-const VERSION: u32 = 2;
+// 3: the subgroup KV-cache kernel holds one K/V register set and takes more keys per lane, and the
+// split rule aims at 8 of its workgroups per compute unit: version-2 KV-cache winners (tiles and
+// split counts) were timed against the old kernel.
+const VERSION: u32 = 3;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

@@ -734,7 +734,9 @@ impl std::str::FromStr for DecodeTilesSpec {
 impl DecodeTilesSpec {
     /// The tiles for `problem` on a device: `None` where the spec asks for nothing (the plan's
     /// own choice), else the kernel's default tiles (the plan's kernel when none is named) with
-    /// the given knobs in place; [`plan_with`] checks them.
+    /// the given knobs in place; [`plan_with`] checks them. A knob changes only itself: fewer
+    /// lanes per key keep the default keys per lane, so each lane then holds more of each key
+    /// (name `keys_per_thread` too to keep a lane's registers where they were).
     pub fn resolve(
         &self,
         problem: &KvCacheAttention,
@@ -861,7 +863,8 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// row per workgroup, K and V read once per query head. So with that placeholder the subgroup
 /// tiles must keep min(rows, 4) rows; with a real smallest size (8 or more) min(rows, 2) do: on
 /// lavapipe (subgroups of 8) at d = 128 its 2-row tiles ran 2.4-4x faster than the portable
-/// kernel's 4-row ones (BENCHMARKS.md, sixth round, "The KV-cache kernel on 8-wide subgroups").
+/// kernel's 4-row ones (BENCHMARKS.md, sixth round, "The KV-cache kernel on 8-wide subgroups"),
+/// and 3.7-6x with one K/V register set (eighth round).
 fn choose_tiles(
     head_dim: u32,
     element_bytes: u32,
@@ -880,7 +883,7 @@ fn choose_tiles(
 
 /// Bytes of a tile's K (and as many of its V) that a lane of the subgroup KV-cache kernel holds:
 /// 8 keys of 16 bytes at d = 128 in f16. On the H200 that kernel then takes 128 registers, so 8
-/// workgroups of 64 share an SM ([`WORKGROUPS_PER_UNIT`]).
+/// workgroups of 64 share an SM ([`workgroups_per_unit`]).
 const LANE_KV_BYTES: u32 = 128;
 
 /// Subgroup-kernel tiles: 64 threads (or one subgroup of the largest size); up to 8 rows per
@@ -888,9 +891,13 @@ const LANE_KV_BYTES: u32 = 128;
 /// with as few lanes per key (so as few shuffles) as give that; where the smallest subgroup is
 /// too small for that, one row per workgroup with as many lanes per key as it allows. Keys per
 /// lane and tile: as many as keep a lane's share of a tile's K (and of its V) within
-/// [`LANE_KV_BYTES`], at most 8, all loaded at once. On the H200 (d = 128, 4 rows, f16), 64
+/// [`LANE_KV_BYTES`], at least 1 and at most 8, all loaded at once; so the bytes in flight per
+/// lane, not the keys, are the same across head dims, row counts and types (only d = 128 with 4
+/// rows in f16 was timed; one row per KV head, as in plain multi-head attention, gets 2 keys in
+/// f16 at d = 128 on subgroups of 32). On the H200 (d = 128, 4 rows, f16), 64
 /// threads with 4 keys per lane beat 128 threads with 2 by 20% (bench-results/
-/// h200-2026-11-30-session4), and 8 keys per lane beat 4 by 12-14% (session8).
+/// h200-2026-11-30-session4), and one register set of 8 keys per lane took 12-14% less time than
+/// two sets of 4 and 8-9% less than one set of 4 (session8, call1).
 fn subgroup_tiles(
     head_dim: u32,
     element_bytes: u32,
@@ -1148,16 +1155,23 @@ pub fn estimate_compute_units(adapter_name: &str) -> u32 {
         .map_or(0, |&(_, n)| n)
 }
 
-/// Workgroups the plan aims for per compute unit and dispatch, at most: one whole wave of resident
-/// workgroups, so that no last wave runs partly filled. Eight workgroups of the subgroup kernel are
-/// resident per SM of the H200 (d = 128, f16: 128 registers): there, batch 8 x 8 KV heads at KV
-/// 32k takes 16 splits (0.97 waves): 0.272 ms, against 0.289 with 12 and 0.315 with 24 (1.45
-/// waves); KV 128k runs as two dispatches of 4 sequences (the cache exceeds one binding) and takes
-/// 33 splits in each (1 wave): 1.019 ms, against 1.085 with 24 and 1.160 with 48
-/// (bench-results/h200-2026-11-30-session8, call1). Half a wave was 50% slower (session5). On other GPUs, and for other head dims and
-/// types, the resident count differs and this is a guess: `num_splits` forces the count, and
-/// [`crate::autotune::tune_kv_cache`] measures the counts around it.
-const WORKGROUPS_PER_UNIT: u32 = 8;
+/// Workgroups the plan aims for per compute unit and dispatch, at most, per kernel: one whole wave
+/// of resident workgroups, so that no last wave runs partly filled. Eight workgroups of the
+/// subgroup kernel are resident per SM of the H200 (d = 128, f16: 128 registers): there, batch 8
+/// x 8 KV heads at KV 32k takes 16 splits (0.97 waves): 0.272 ms, against 0.289 with 12 and 0.315
+/// with 24 (1.45 waves); KV 128k runs as two dispatches of 4 sequences (the cache exceeds one
+/// binding) and takes 33 splits in each (1 wave): 1.019 ms, against 1.085 with 24 and 1.160 with
+/// 48 (bench-results/h200-2026-11-30-session8, call1). Half a wave was 50% slower (session5). The
+/// portable kernel keeps the 6 the subgroup kernel had before (its own count was not measured).
+/// On other GPUs, and for other head dims and types, the resident count differs and this is a
+/// guess: `num_splits` forces the count, and [`crate::autotune::tune_kv_cache`] measures the
+/// counts around it.
+fn workgroups_per_unit(kernel: DecodeKernel) -> u32 {
+    match kernel {
+        DecodeKernel::Subgroup => 8,
+        DecodeKernel::Portable => 6,
+    }
+}
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// Workgroups per dispatch the plan aims for where the device's compute units are unknown: a
@@ -1193,10 +1207,15 @@ pub fn default_tiles(
     match kernel {
         DecodeKernel::Portable => portable_tiles(problem.head_dim, rows, caps),
         DecodeKernel::Subgroup => {
-            subgroup_tiles(problem.head_dim, problem.dtype.size() as u32, rows, caps).ok_or(FlashError::MissingFeature {
-                what: "the subgroup KV-cache kernel",
-                feature: "SUBGROUP outside the browser, with subgroup sizes that are powers of two and tiles within the device's limits",
-            })
+            let element_bytes = problem.dtype.size() as u32;
+            subgroup_tiles(problem.head_dim, element_bytes, rows, caps).ok_or(
+                FlashError::MissingFeature {
+                    what: "the subgroup KV-cache kernel",
+                    feature:
+                        "SUBGROUP outside the browser, with subgroup sizes that are powers of \
+                              two and tiles within the device's limits",
+                },
+            )
         }
     }
 }
@@ -1295,7 +1314,7 @@ pub fn plan_with(
         None => {
             let target = match caps.compute_units {
                 0 => UNKNOWN_DEVICE_WORKGROUPS,
-                n => n as u64 * WORKGROUPS_PER_UNIT as u64,
+                n => n as u64 * workgroups_per_unit(tiles.kernel) as u64,
             };
             let by_keys = (longest_kv / MIN_KEYS_PER_SPLIT).max(1) as u64;
             let splits = (target / blocks.max(1))

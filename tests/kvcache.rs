@@ -75,8 +75,8 @@ fn rows_without_keys() {
 
 #[test]
 fn paged_cache_matches_contiguous() {
-    // Pages of 1, 3, 16 and 64 tokens in shuffled order (unused pages are NaN); a tile of 32 keys
-    // spans several pages, or part of one. The paged output equals the contiguous one bit for bit
+    // Pages of 1, 3, 16, 64 and 128 tokens in shuffled order (unused pages are NaN); a tile of
+    // keys (32 or 64 at this size, by kernel and device) spans several pages, or part of one. The paged output equals the contiguous one bit for bit
     // (same data, same order of operations), and both match the oracle.
     let cached = [5u32, 190, 64];
     for dtype in [DType::F32, DType::F16] {
@@ -85,7 +85,7 @@ fn paged_cache_matches_contiguous() {
             .num_splits(2)
             .with_lse(true);
         let base = check(&contiguous, 400);
-        for page in [1u32, 3, 16, 64] {
+        for page in [1u32, 3, 16, 64, 128] {
             let per_seq = 192u32.div_ceil(page);
             let (num_pages, table) = shuffled_table(3, per_seq, 5, page as u64);
             let p = contiguous.clone().paged(page, num_pages, &table);
@@ -703,15 +703,18 @@ fn the_plan_splits_long_decodes_and_not_prefills() {
     caps.max_storage_buffer_binding_size = 4 << 30;
     let decode = KvCacheAttention::decode(32, 8, 128, 1, &[131072; 8], 131072).dtype(DType::F16);
     let plan = kvcache::plan(&decode, &caps).unwrap();
-    // One wave of 8 workgroups per compute unit: 132 * 8 / (8 sequences * 8 KV heads) = 16.
-    assert_eq!(plan.splits, 16, "{plan:?}");
+    // No subgroups, so the portable kernel: one wave of 6 of its workgroups per compute unit,
+    // 132 * 6 / (8 sequences * 8 KV heads) = 12.
+    assert_eq!(plan.tiles.kernel, kvcache::DecodeKernel::Portable);
+    assert_eq!(plan.splits, 12, "{plan:?}");
     assert_eq!(
         plan.tiles.block_m, 4,
         "the 4 query heads of a KV head share one workgroup"
     );
     assert_eq!(plan.work.len(), 8);
     // As on the H200: subgroups of 32, and a binding 4 bytes short of 2 GiB, so that KV 128k runs
-    // as two dispatches of 4 sequences, each with its own wave: 33 splits; KV 32k in one: 16.
+    // as two dispatches of 4 sequences, each with its own wave of 8 subgroup-kernel workgroups
+    // per compute unit: 132 * 8 / 32 = 33 splits; KV 32k in one: 16.
     let mut h200 = caps.clone();
     h200.subgroup_sizes = Some((32, 32));
     h200.max_storage_buffer_binding_size = (2 << 30) - 4;

@@ -291,7 +291,7 @@ fn tile_specs_parse_and_resolve_over_the_kernels_defaults() {
         Some(kvcache::default_tiles(&step, DecodeKernel::Portable, &caps).unwrap())
     );
     // Knobs replace the defaults', and block_n follows them; the plan accepts the result.
-    let t = "sg:64/16/8"
+    let t = "sg:64/16/2"
         .parse::<DecodeTilesSpec>()
         .unwrap()
         .resolve(&step, &caps)
@@ -300,11 +300,11 @@ fn tile_specs_parse_and_resolve_over_the_kernels_defaults() {
     assert_eq!(t.kernel, DecodeKernel::Subgroup);
     assert_eq!(
         (t.threads, t.threads_per_key, t.keys_per_thread),
-        (64, 16, 8)
+        (64, 16, 2)
     );
-    assert_eq!(t.block_n, 64 * 8 / 16);
+    assert_eq!(t.block_n, 64 * 2 / 16);
     assert_eq!(t.block_m, planned.block_m);
-    assert_eq!(t.to_string(), format!("sg:{}x32x64/16/8", planned.block_m));
+    assert_eq!(t.to_string(), format!("sg:{}x8x64/16/2", planned.block_m));
     assert!(kvcache::plan_with(&step, &caps, Some(t)).is_ok());
     // A single knob over the plan's own kernel (the benchmark's --threads).
     let wide = DecodeTilesSpec {
