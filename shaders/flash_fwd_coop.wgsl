@@ -219,6 +219,23 @@ fn score(s: f32, key: u32, row: u32, diag: i32, interior: bool, slope: f32, batc
     return select(MASKED, xj, visible);
 }
 
+// This lane's CPL scores of one row of the tile (keys key0 .. key0 + CPL - 1; their raw values
+// from s_tile at s_row, in vec4s) into x, as score() makes them, and their max.
+fn row_scores(x: ptr<function, array<f32, CPL>>, s_row: u32, key0: u32, row: u32, diag: i32,
+              interior: bool, slope: f32, batch: u32, head_q: u32, seq_q: u32, seq_kv: u32) -> f32 {
+    var tile_max = MASKED;
+    for (var j4 = 0u; j4 < CPL4; j4++) {
+        let s4 = s_tile[s_row + j4];
+        let key = key0 + j4 * 4u;
+        (*x)[j4 * 4u] = score(s4.x, key, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+        (*x)[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+        (*x)[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+        (*x)[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, interior, slope, batch, head_q, seq_q, seq_kv);
+        tile_max = max(tile_max, max(max((*x)[j4 * 4u], (*x)[j4 * 4u + 1u]), max((*x)[j4 * 4u + 2u], (*x)[j4 * 4u + 3u])));
+    }
+    return tile_max;
+}
+
 // exp2 of a score against the subtracted max (both scaled to exp2 units); 0 for a masked one.
 fn prob(x: f32, m_scaled: f32) -> f32 {
     return select(0.0, exp2(fma(x, params.scale_log2, -m_scaled)), x > MASKED);
@@ -411,34 +428,19 @@ fn forward(
             // Score modifiers, the mask, and the row max of this tile: this lane's CPL adjacent
             // columns, four at a time.
             var x: array<f32, CPL>;
-            var tile_max = MASKED;
+            var tile_max: f32;
             let s_row = (s_base + rr * SS + part * CPL) / 4u;
-            // BANDED: tiles wholly inside the band (almost all of them) take a copy of the loop
-            // whose scores skip the visibility test; `interior` is the same for the whole
-            // subgroup, so the branch is uniform. Passing `interior` itself to one loop instead
-            // left the test in every tile's code: causal ran 9% (d = 128) and 16% (d = 64)
-            // slower (bench-results/h200-2026-11-30-session8, call5). Without a band the first
-            // copy is dead code.
+            // BANDED: tiles wholly inside the band (almost all of them) take a copy of the scores
+            // that skips the visibility test (`true` below is a constant in that copy once
+            // row_scores is inlined); `interior` is the same for the whole subgroup, so the
+            // branch is uniform. Passing `interior` itself to one copy instead left the test in
+            // every tile's code: causal ran 9% (d = 128) and 16% (d = 64) slower
+            // (bench-results/h200-2026-11-30-session8, call5). Without a band the first copy is
+            // dead code.
             if (BANDED && interior) {
-                for (var j4 = 0u; j4 < CPL4; j4++) {
-                    let s4 = s_tile[s_row + j4];
-                    let key = n0 + part * CPL + j4 * 4u;
-                    x[j4 * 4u] = score(s4.x, key, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
-                    x[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
-                    x[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
-                    x[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
-                    tile_max = max(tile_max, max(max(x[j4 * 4u], x[j4 * 4u + 1u]), max(x[j4 * 4u + 2u], x[j4 * 4u + 3u])));
-                }
+                tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
             } else {
-                for (var j4 = 0u; j4 < CPL4; j4++) {
-                    let s4 = s_tile[s_row + j4];
-                    let key = n0 + part * CPL + j4 * 4u;
-                    x[j4 * 4u] = score(s4.x, key, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
-                    x[j4 * 4u + 1u] = score(s4.y, key + 1u, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
-                    x[j4 * 4u + 2u] = score(s4.z, key + 2u, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
-                    x[j4 * 4u + 3u] = score(s4.w, key + 3u, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
-                    tile_max = max(tile_max, max(max(x[j4 * 4u], x[j4 * 4u + 1u]), max(x[j4 * 4u + 2u], x[j4 * 4u + 3u])));
-                }
+                tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
             }
             for (var off = 1u; off < LPR; off *= 2u) {
                 tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
