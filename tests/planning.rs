@@ -323,3 +323,42 @@ fn tile_specs_parse_and_resolve_over_the_kernels_defaults() {
         assert!(bad.parse::<DecodeTilesSpec>().is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn kv_cache_lanes_hold_a_bounded_share_of_each_tile() {
+    use wgpu_flash_attn::kvcache::{self, DecodeKernel, KvCacheAttention};
+    // Over head dims, types, query heads per KV head and subgroup sizes, the subgroup kernel's
+    // default tiles load at most 128 bytes of a tile's K per lane (one key may be larger, then
+    // one key), with 1 to 8 keys per lane, a power of two, and tiles the plan accepts.
+    let mut checked = 0;
+    for subgroups in [(8, 8), (16, 32), (32, 32), (64, 64)] {
+        let caps = nvidia(Some(subgroups));
+        for dtype in [DType::F16, DType::BF16, DType::F32] {
+            for head_dim in [32u32, 64, 96, 128, 256] {
+                for (heads_q, heads_kv) in [(8u32, 8u32), (32, 8), (16, 2)] {
+                    let step =
+                        KvCacheAttention::decode(heads_q, heads_kv, head_dim, 1, &[4096; 2], 4096)
+                            .dtype(dtype);
+                    let Ok(t) = kvcache::default_tiles(&step, DecodeKernel::Subgroup, &caps) else {
+                        continue;
+                    };
+                    let chunks = (head_dim / 4).div_ceil(t.threads_per_key);
+                    let key_bytes = chunks * 4 * dtype.size() as u32;
+                    let k = t.keys_per_thread;
+                    assert!((1..=8).contains(&k) && k.is_power_of_two(), "{t:?}");
+                    assert!(
+                        k * key_bytes <= 128 || k == 1,
+                        "{dtype:?} d={head_dim}: {t:?}"
+                    );
+                    assert!(
+                        2 * k * key_bytes > 128 || k == 8,
+                        "more keys would fit: {t:?}"
+                    );
+                    assert!(kvcache::plan_with(&step, &caps, Some(t)).is_ok(), "{t:?}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 100, "only {checked} cases had subgroup tiles");
+}
