@@ -894,10 +894,10 @@ const LANE_KV_BYTES: u32 = 128;
 /// [`LANE_KV_BYTES`], at least 1 and at most 8, all loaded at once; so the bytes in flight per
 /// lane, not the keys, are the same across head dims, row counts and types (only d = 128 with 4
 /// rows in f16 was timed; one row per KV head, as in plain multi-head attention, gets 2 keys in
-/// f16 at d = 128 on subgroups of 32). On the H200 (d = 128, 4 rows, f16), 64
-/// threads with 4 keys per lane beat 128 threads with 2 by 20% (bench-results/
-/// h200-2026-11-30-session4), and one register set of 8 keys per lane took 12-14% less time than
-/// two sets of 4 and 8-9% less than one set of 4 (session8, call1).
+/// f16 at d = 128 on subgroups of 32). On the H200 (d = 128, 4 rows, f16), 64 threads with 4
+/// keys per lane beat 128 threads with 2 by 20% (bench-results/h200-2026-11-30-session4), and
+/// one register set of 8 keys per lane took 12-14% less time than two sets of 4 and 8-9% less
+/// than one set of 4 (session8, call1).
 fn subgroup_tiles(
     head_dim: u32,
     element_bytes: u32,
@@ -1211,9 +1211,8 @@ pub fn default_tiles(
             subgroup_tiles(problem.head_dim, element_bytes, rows, caps).ok_or(
                 FlashError::MissingFeature {
                     what: "the subgroup KV-cache kernel",
-                    feature:
-                        "SUBGROUP outside the browser, with subgroup sizes that are powers of \
-                              two and tiles within the device's limits",
+                    feature: "SUBGROUP outside the browser, with subgroup sizes that are \
+                              powers of two and tiles within the device's limits",
                 },
             )
         }
