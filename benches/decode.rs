@@ -121,6 +121,7 @@ struct Args {
 #[derive(Serialize)]
 struct Row {
     peer: &'static str,
+    /// Ours: the KV-cache kernel that ran (empty when none did); the peers': the SDPA backend.
     backend: String,
     dtype: String,
     batch: u32,
@@ -146,7 +147,8 @@ impl Row {
     fn unmeasured(args: &Args, kv: u32, layout: &str, page_size: Option<u32>) -> Row {
         Row {
             peer: "wgpu-flash-attn",
-            backend: "portable".into(),
+            // The kernel that ran, once known.
+            backend: String::new(),
             dtype: args.dtype.clone(),
             batch: args.batch,
             heads: args.heads,
@@ -365,6 +367,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.ms_min = ms_min;
                         row.gbps = Some(problem.kv_bytes_read() as f64 / ms / 1e6);
                         row.splits = Some(plan.splits);
+                        row.backend = plan.tiles.kernel.name().into();
                         row.tiles = Some(plan.tiles.to_string());
                         row.dispatch_windows = Some(plan.windows.len());
                         let got = pollster::block_on(read(&ctx, &out, out_bytes))?;

@@ -167,8 +167,9 @@ pub struct KvCacheAttention {
 ///
 /// On the H200, a 32k-token prompt among 32 decoding sequences (`examples/serving.rs
 /// --prefill-route kv-cache` and `forward`, one run) took 462.6 ms in one step on the KV-cache
-/// kernel and 133.6 ms through the tensor-core forward kernel (BENCHMARKS.md, sixth round). Without tensor cores the two routes have not been compared on a GPU, so
-/// `Auto` keeps the KV-cache kernel there.
+/// kernel and 133.6 ms through the tensor-core forward kernel (BENCHMARKS.md, sixth round).
+/// Without tensor cores the two routes have not been compared on a GPU, so `Auto` keeps the
+/// KV-cache kernel there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PrefillRoute {
     /// The forward kernels where a chunk's forward plan takes the tensor cores
@@ -610,6 +611,16 @@ pub enum DecodeKernel {
     Subgroup,
 }
 
+impl DecodeKernel {
+    /// Lower-case name, as reports and `DecodeTilesSpec` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecodeKernel::Portable => "portable",
+            DecodeKernel::Subgroup => "subgroup",
+        }
+    }
+}
+
 /// Tile shape of the KV-cache attention kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DecodeTiles {
@@ -697,11 +708,13 @@ impl std::str::FromStr for DecodeTilesSpec {
             kernel,
             ..Default::default()
         };
-        match spec {
-            "plan" => return Ok(kernel_only(None)),
-            "portable" => return Ok(kernel_only(Some(DecodeKernel::Portable))),
-            "subgroup" => return Ok(kernel_only(Some(DecodeKernel::Subgroup))),
-            _ => {}
+        if spec == "plan" {
+            return Ok(kernel_only(None));
+        }
+        for kernel in [DecodeKernel::Portable, DecodeKernel::Subgroup] {
+            if spec == kernel.name() {
+                return Ok(kernel_only(Some(kernel)));
+            }
         }
         let bad = || FlashError::BadOption {
             what: "KV-cache tiles",
@@ -865,19 +878,14 @@ fn check_tiles(t: &DecodeTiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> 
 /// lavapipe (subgroups of 8) at d = 128 its 2-row tiles ran 2.4-4x faster than the portable
 /// kernel's 4-row ones (BENCHMARKS.md, sixth round, "The KV-cache kernel on 8-wide subgroups"),
 /// and 3.7-6x with one K/V register set (eighth round).
-fn choose_tiles(
-    head_dim: u32,
-    element_bytes: u32,
-    rows: u32,
-    caps: &DeviceCaps,
-) -> Result<DecodeTiles> {
+fn choose_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> Result<DecodeTiles> {
     let smallest_real = caps.subgroup_sizes.is_some_and(|(lo, _)| lo >= 8);
     let enough = rows
         .next_power_of_two()
         .min(if smallest_real { 2 } else { 4 });
-    match subgroup_tiles(head_dim, element_bytes, rows, caps) {
+    match subgroup_tiles(problem, rows, caps) {
         Some(t) if t.block_m >= enough => Ok(t),
-        _ => portable_tiles(head_dim, rows, caps),
+        _ => portable_tiles(problem.head_dim, rows, caps),
     }
 }
 
@@ -898,16 +906,12 @@ const LANE_KV_BYTES: u32 = 128;
 /// keys per lane beat 128 threads with 2 by 20% (bench-results/h200-2026-11-30-session4), and
 /// one register set of 8 keys per lane took 12-14% less time than two sets of 4 and 8-9% less
 /// than one set of 4 (session8, call1).
-fn subgroup_tiles(
-    head_dim: u32,
-    element_bytes: u32,
-    rows: u32,
-    caps: &DeviceCaps,
-) -> Option<DecodeTiles> {
+fn subgroup_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
     let (min_sg, max_sg) = caps.subgroup_sizes?;
     if caps.backend == BROWSER_BACKEND {
         return None;
     }
+    let head_dim = problem.head_dim;
     let d4 = head_dim / 4;
     let threads = 64.max(max_sg);
     let lanes = min_sg.min(32);
@@ -919,7 +923,7 @@ fn subgroup_tiles(
             threads_per_key *= 2;
         }
         let fits = block_m <= threads_per_key && block_m * d4.div_ceil(threads_per_key) <= 8;
-        let key_bytes = d4.div_ceil(threads_per_key) * 4 * element_bytes;
+        let key_bytes = d4.div_ceil(threads_per_key) * 4 * problem.dtype.size() as u32;
         let keys_per_thread = 1 << (LANE_KV_BYTES / key_bytes).clamp(1, 8).ilog2();
         let t = DecodeTiles {
             kernel: DecodeKernel::Subgroup,
@@ -1207,14 +1211,11 @@ pub fn default_tiles(
     match kernel {
         DecodeKernel::Portable => portable_tiles(problem.head_dim, rows, caps),
         DecodeKernel::Subgroup => {
-            let element_bytes = problem.dtype.size() as u32;
-            subgroup_tiles(problem.head_dim, element_bytes, rows, caps).ok_or(
-                FlashError::MissingFeature {
-                    what: "the subgroup KV-cache kernel",
-                    feature: "SUBGROUP outside the browser, with subgroup sizes that are \
+            subgroup_tiles(problem, rows, caps).ok_or(FlashError::MissingFeature {
+                what: "the subgroup KV-cache kernel",
+                feature: "SUBGROUP outside the browser, with subgroup sizes that are \
                               powers of two and tiles within the device's limits",
-                },
-            )
+            })
         }
     }
 }
@@ -1280,12 +1281,7 @@ pub fn plan_with(
             check_tiles(&t, problem.head_dim, caps)?;
             t
         }
-        None => choose_tiles(
-            problem.head_dim,
-            problem.dtype.size() as u32,
-            packed_rows(problem, here),
-            caps,
-        )?,
+        None => choose_tiles(problem, packed_rows(problem, here), caps)?,
     };
     let block_m = tiles.block_m;
     let workgroup_bytes = tiles.workgroup_bytes(problem.head_dim);

@@ -76,8 +76,9 @@ fn rows_without_keys() {
 #[test]
 fn paged_cache_matches_contiguous() {
     // Pages of 1, 3, 16, 64 and 128 tokens in shuffled order (unused pages are NaN); a tile of
-    // keys (32 or 64 at this size, by kernel and device) spans several pages, or part of one. The paged output equals the contiguous one bit for bit
-    // (same data, same order of operations), and both match the oracle.
+    // keys (32 or 64 at this size, by kernel and device) spans several pages, or part of one. The
+    // paged output equals the contiguous one bit for bit (same data, same order of operations),
+    // and both match the oracle.
     let cached = [5u32, 190, 64];
     for dtype in [DType::F32, DType::F16] {
         let contiguous = KvCacheAttention::decode(8, 2, 32, 2, &cached, 192)
