@@ -587,17 +587,39 @@ fn timestamps_of_a_step_with_forward_passes() {
 
 #[test]
 fn merge_states_on_gpu_and_host() {
-    // Attention over 3 disjoint key ranges (one empty for some rows), merged by LSE, equals the
-    // attention over all keys.
-    let (heads, d, seq_kv) = (3u32, 20u32, 90u32);
+    // Attention over 3 disjoint key ranges (one empty), merged by LSE, equals the attention over
+    // all keys.
+    check_merge(3, 20, &[(0, 30), (30, 30), (30, 90)]);
+    // Many parts: more than one batch of loads per thread of the GPU merge at d = 128 (4 part
+    // groups of 8) and d = 256 (2 of 8), some parts empty.
+    let ranges: Vec<(u32, u32)> = (0..40u32)
+        .scan(0, |end, i| {
+            let lo = *end;
+            *end += if i % 7 == 3 { 0 } else { 5 };
+            Some((lo, *end))
+        })
+        .collect();
+    check_merge(2, 128, &ranges);
+    check_merge(1, 256, &ranges[..21]);
+    // A row that no part saw: O = 0, LSE = -inf.
+    let none = [f32::NEG_INFINITY];
+    let (o, l) = merge_states(4, &[(&[1.0, 2.0, 3.0, 4.0], &none)]).unwrap();
+    assert_eq!((o, l), (vec![0.0; 4], vec![f32::NEG_INFINITY]));
+}
+
+/// Attention of 4 query tokens over the keys of `ranges` (disjoint, covering 0..end, in order),
+/// one part per range, merged by LSE on the GPU (f32 and f16 out) and the host against the
+/// attention over all keys. An empty range's O is NaN: a part without keys must not be read.
+fn check_merge(heads: u32, d: u32, ranges: &[(u32, u32)]) {
+    let seq_kv = ranges.last().unwrap().1;
     let full = Attention::new(1, heads, heads, 4, seq_kv, d).with_lse(true);
     let inputs = Inputs::new(&full, 700, 1.0);
     let want = reference::attention(&full, &inputs.q, &inputs.k, &inputs.v);
     let rows = (4 * heads) as usize;
     let mut o_parts = Vec::new();
     let mut lse_parts = Vec::new();
-    for (lo, hi) in [(0u32, 30u32), (30, 30), (30, 90)] {
-        let mut o = vec![0.0f32; rows * d as usize];
+    for &(lo, hi) in ranges {
+        let mut o = vec![f32::NAN; rows * d as usize];
         let mut lse = vec![f32::NEG_INFINITY; rows];
         if hi > lo {
             let part = Attention::new(1, heads, heads, 4, hi - lo, d)
@@ -625,7 +647,7 @@ fn merge_states_on_gpu_and_host() {
     let ctx = ctx();
     for dtype in [DType::F32, DType::F16] {
         let merge = MergeStates {
-            parts: 3,
+            parts: ranges.len() as u32,
             rows: rows as u32,
             heads,
             head_dim: d,
@@ -667,7 +689,7 @@ fn merge_states_on_gpu_and_host() {
         for (i, w) in want.out.iter().enumerate() {
             assert!(
                 (gpu_o[i] as f64 - w).abs() <= tol,
-                "gpu merge {dtype:?} O[{i}] = {}, want {w}",
+                "gpu merge {dtype:?}, d = {d}: O[{i}] = {}, want {w}",
                 gpu_o[i]
             );
             assert!(
@@ -682,7 +704,7 @@ fn merge_states_on_gpu_and_host() {
                 let r = t * heads as usize + h;
                 assert!(
                     (gpu_lse[r] as f64 - w).abs() <= 1e-5 * w.abs().max(1.0),
-                    "gpu merge LSE[{r}]"
+                    "gpu merge {dtype:?}, d = {d}: LSE[{r}]"
                 );
                 assert!(
                     (host_lse[r] as f64 - w).abs() <= 1e-5 * w.abs().max(1.0),
@@ -691,10 +713,6 @@ fn merge_states_on_gpu_and_host() {
             }
         }
     }
-    // A row that no part saw: O = 0, LSE = -inf.
-    let none = [f32::NEG_INFINITY];
-    let (o, l) = merge_states(4, &[(&[1.0, 2.0, 3.0, 4.0], &none)]).unwrap();
-    assert_eq!((o, l), (vec![0.0; 4], vec![f32::NEG_INFINITY]));
 }
 
 #[test]
