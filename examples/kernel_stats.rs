@@ -61,10 +61,13 @@ mod native {
         /// Causal (the banded variant of each kernel).
         #[arg(long)]
         causal: bool,
-        /// Also the KV-cache decode kernel of the plan (batch 8, 32 query heads over 8 KV heads,
-        /// d = 128, f16, 32768 cached keys, one new token).
+        /// Also the KV-cache decode kernel of the plan (batch 8, 32 query heads over
+        /// --decode-heads-kv KV heads, d = 128, f16, 32768 cached keys, one new token).
         #[arg(long)]
         decode: bool,
+        /// With --decode: KV heads (8: 4 query heads share one; 32: plain multi-head attention).
+        #[arg(long, default_value_t = 8)]
+        decode_heads_kv: u32,
         /// With --decode: the KV-cache kernel's tiles, as `decode --tiles` takes them (`plan`,
         /// `portable`, `subgroup`, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or
         /// sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD).
@@ -151,7 +154,8 @@ mod native {
         }
         if args.decode {
             let problem =
-                KvCacheAttention::decode(32, 8, 128, 1, &[32768; 8], 32768).dtype(DType::F16);
+                KvCacheAttention::decode(32, args.decode_heads_kv, 128, 1, &[32768; 8], 32768)
+                    .dtype(DType::F16);
             for spec in &args.decode_tiles {
                 let spec: DecodeTilesSpec = spec.parse()?;
                 let tiles = spec.resolve(&problem, ctx.caps())?;
