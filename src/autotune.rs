@@ -212,7 +212,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 3: the subgroup KV-cache kernel holds one K/V register set and takes more keys per lane, and the
 // split rule aims at 8 of its workgroups per compute unit: version-2 KV-cache winners (tiles and
 // split counts) were timed against the old kernel.
-const VERSION: u32 = 3;
+// 4: one query row per KV head takes at least 8 lanes per key (it had 4): version-3 winners of such
+// steps were timed with the old tiles.
+const VERSION: u32 = 4;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

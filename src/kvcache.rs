@@ -894,18 +894,28 @@ fn choose_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> Res
 /// workgroups of 64 share an SM ([`workgroups_per_unit`]).
 const LANE_KV_BYTES: u32 = 128;
 
+/// Lanes per key of the subgroup KV-cache kernel, at least (where the subgroup and head_dim / 4
+/// allow): one load of each lane then reads, across a key's lanes, 128 contiguous bytes of its
+/// row at d = 128 in f16 (a whole cache line) rather than 64, which is the likely reason that 8
+/// lanes beat 4 on the H200 (below).
+const MIN_KEY_LANES: u32 = 8;
+
 /// Subgroup-kernel tiles: 64 threads (or one subgroup of the largest size); up to 8 rows per
 /// workgroup, each lane holding at most 8 vec4s of Q and 8 of O (its chunks of the block's rows),
-/// with as few lanes per key (so as few shuffles) as give that; where the smallest subgroup is
-/// too small for that, one row per workgroup with as many lanes per key as it allows. Keys per
-/// lane and tile: as many as keep a lane's share of a tile's K (and of its V) within
-/// [`LANE_KV_BYTES`], at least 1 and at most 8, all loaded at once; so the bytes in flight per
-/// lane, not the keys, are the same across head dims, row counts and types (only d = 128 with 4
-/// rows in f16 was timed; one row per KV head, as in plain multi-head attention, gets 2 keys in
-/// f16 at d = 128 on subgroups of 32). On the H200 (d = 128, 4 rows, f16), 64 threads with 4
-/// keys per lane beat 128 threads with 2 by 20% (bench-results/h200-2026-11-30-session4), and
-/// one register set of 8 keys per lane took 12-14% less time than two sets of 4 and 8-9% less
-/// than one set of 4 (session8, call1).
+/// with as few lanes per key (so as few shuffles) as give that, but at least [`MIN_KEY_LANES`];
+/// where the smallest subgroup is too small for that, one row per workgroup with as many lanes
+/// per key as it allows. Keys per lane and tile: as many as keep a lane's share of a tile's K
+/// (and of its V) within [`LANE_KV_BYTES`], at least 1 and at most 8, all loaded at once; so the
+/// bytes in flight per lane, not the keys, are the same across head dims, row counts and types.
+/// On the H200 (d = 128, f16):
+/// - 4 rows: 64 threads with 4 keys per lane beat 128 threads with 2 by 20%
+///   (bench-results/h200-2026-11-30-session4); one register set of 8 keys per lane took 12-14%
+///   less time than two sets of 4 and 8-9% less than one set of 4 (session8, call1). At 32k
+///   (session9, call2): 16 lanes per key with 8 keys each 0.277 ms; 4 keys 0.303; 128 threads
+///   0.285; 32 lanes per key 0.467-0.475.
+/// - 1 row (plain multi-head attention, batch 4, 32 heads, 32k, 8 splits; medians of calls 1
+///   and 2 of session9): 8 lanes with 4 keys each took 0.482-0.492 ms, level with PyTorch's
+///   FlashAttention-2 (0.483-0.492) and cuDNN (0.479-0.487); 4 lanes with 2 keys 0.569-0.592.
 fn subgroup_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
     let (min_sg, max_sg) = caps.subgroup_sizes?;
     if caps.backend == BROWSER_BACKEND {
@@ -918,7 +928,7 @@ fn subgroup_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> O
     let mut block_m = rows.next_power_of_two().min(8);
     loop {
         // At least one lane per row: each lane finishes one row's softmax.
-        let mut threads_per_key = block_m.min(lanes);
+        let mut threads_per_key = block_m.max(MIN_KEY_LANES.min(d4)).min(lanes);
         while block_m * d4.div_ceil(threads_per_key) > 8 && threads_per_key < lanes {
             threads_per_key *= 2;
         }

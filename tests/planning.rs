@@ -342,6 +342,11 @@ fn kv_cache_lanes_hold_a_bounded_share_of_each_tile() {
                     let Ok(t) = kvcache::default_tiles(&step, DecodeKernel::Subgroup, &caps) else {
                         continue;
                     };
+                    // At least 8 lanes per key where the subgroup and head_dim allow.
+                    assert!(
+                        t.threads_per_key >= 8.min(subgroups.0).min(head_dim / 4),
+                        "{dtype:?} d={head_dim}: {t:?}"
+                    );
                     let chunks = (head_dim / 4).div_ceil(t.threads_per_key);
                     let key_bytes = chunks * 4 * dtype.size() as u32;
                     let k = t.keys_per_thread;
