@@ -9,7 +9,7 @@
 //!
 //! Time is measured on the GPU with timestamp queries at the start and end of the step's compute
 //! pass (attention and the split-KV combine), median of `--runs` after a warm-up of at least
-//! `--warmup` steps and `--warmup-ms` of back-to-back steps, at least 1 s for the first
+//! `--warmup` steps and `--warmup-ms` of back-to-back steps, at least 3 s for the first
 //! configuration after each cache upload (so that clocks have ramped up before timing: short steps
 //! on a cold GPU otherwise measure its idle clocks); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. Bandwidth counts the K and V bytes the step
@@ -305,8 +305,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             continue;
         }
         // The GPU idles while the host fills the caches: the first configuration after that warms
-        // up for at least a second.
-        let mut warmup_ms = args.warmup_ms.max(1000);
+        // up for at least 3 s. On the H200 the clocks took about 2 s to climb back from idle
+        // (bench-results/h200-2026-11-30-session9, call1, clocks.csv); after 1 s the first
+        // configuration at 128k had timed up to 40% slow.
+        let mut warmup_ms = args.warmup_ms.max(3000);
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
