@@ -190,7 +190,8 @@ pub fn candidates_for(caps: &DeviceCaps) -> Vec<Tiles> {
 /// device cannot run. Measured on the H200 at N = 8k, f16: at d = 64, 16 rows x 8 subgroups with
 /// 16-key tiles lead (121.0-121.3 TFLOP/s non-causal and 108.9-109.0 causal, against
 /// 102.8-102.9 / 90.3 for 16 rows x 4 subgroups; bench-results/h200-2026-11-30-session9, call3):
-/// at 120 registers two of its workgroups share an SM, and they need not be in the same stage.
+/// at 120 registers two of its workgroups share an SM (16 subgroups; the 4-subgroup tiles get
+/// 12, each workgroup staging its own K/V tiles), and they need not be in the same stage.
 /// At d = 128, 16 rows x 8 subgroups with 32-key tiles (145.6 / 119.1-120.1, against 116.4-116.8
 /// / 100.3 with 16-key tiles; 32 rows per subgroup spill there).
 const COOP_CANDIDATES_SMALL_D: &[(u32, u32, u32)] = &[
