@@ -162,7 +162,7 @@ fn every_coop_tile_candidate() {
         .expect("the coop tier needs subgroups")
         .0;
     let mut tried = 0;
-    for d in [64, 128] {
+    for d in [64, 128, 256] {
         for tiles in wgpu_flash_attn::tuning::coop_tiles(d, sg) {
             let options = PlanOptions {
                 tiles: Some(tiles),
