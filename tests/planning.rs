@@ -180,6 +180,37 @@ fn the_tensor_core_tier_and_its_barriers() {
 }
 
 #[test]
+fn tensor_core_tiles_on_the_h200_by_head_dim() {
+    // The measured choices (BENCHMARKS.md, ninth round): 8 subgroups of 16 rows everywhere, with
+    // 32-key tiles at d = 96 and 128 and 16-key tiles elsewhere (up to 64 they lead, and above
+    // 128 the 32-key tiles do not fit 48 KiB: the plan must not fall to 4 subgroups there).
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.subgroup_barrier = true;
+    for (d, block_n) in [
+        (32, 16),
+        (64, 16),
+        (96, 32),
+        (128, 32),
+        (160, 16),
+        (192, 16),
+        (256, 16),
+    ] {
+        let p = Attention::new(2, 8, 8, 8192, 8192, d).dtype(DType::F16);
+        let plan = plan(&p, &caps).unwrap();
+        assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix, "d={d}");
+        let want = Tiles {
+            block_m: 128,
+            block_n,
+            threads_x: 32,
+            threads_y: 8,
+        };
+        assert_eq!(plan.tiles, want, "d={d}");
+        assert!(plan.workgroup_bytes <= 49152, "d={d}: {plan:?}");
+    }
+}
+
+#[test]
 fn software_rasterizers_get_rows_of_eight_lanes() {
     let caps = lavapipe();
     assert_eq!(DeviceFamily::of(&caps), DeviceFamily::Software);
