@@ -916,6 +916,10 @@ const MIN_KEY_LANES: u32 = 8;
 /// - 1 row (plain multi-head attention, batch 4, 32 heads, 32k, 8 splits; medians of calls 1
 ///   and 2 of session9): 8 lanes with 4 keys each took 0.482-0.492 ms, level with PyTorch's
 ///   FlashAttention-2 (0.483-0.492) and cuDNN (0.479-0.487); 4 lanes with 2 keys 0.569-0.592.
+///
+/// The lane minimum also retiles steps that were not timed: at d <= 64, one row per KV head (d =
+/// 64 had 2 lanes), two rows at d = 64 and four at d = 32 (4 lanes), f32 alike. Keys of fewer than
+/// 8 head_dim chunks (d < 32) take the largest power of two of lanes that their chunks fill.
 fn subgroup_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> Option<DecodeTiles> {
     let (min_sg, max_sg) = caps.subgroup_sizes?;
     if caps.backend == BROWSER_BACKEND {
@@ -928,7 +932,9 @@ fn subgroup_tiles(problem: &KvCacheAttention, rows: u32, caps: &DeviceCaps) -> O
     let mut block_m = rows.next_power_of_two().min(8);
     loop {
         // At least one lane per row: each lane finishes one row's softmax.
-        let mut threads_per_key = block_m.max(MIN_KEY_LANES.min(d4)).min(lanes);
+        // Lanes per key are a power of two: at most head_dim / 4 of them (rounded down) when
+        // fewer than MIN_KEY_LANES chunks make a key.
+        let mut threads_per_key = block_m.max(MIN_KEY_LANES.min(1 << d4.ilog2())).min(lanes);
         while block_m * d4.div_ceil(threads_per_key) > 8 && threads_per_key < lanes {
             threads_per_key *= 2;
         }

@@ -182,8 +182,8 @@ fn the_tensor_core_tier_and_its_barriers() {
 #[test]
 fn tensor_core_tiles_on_the_h200_by_head_dim() {
     // The measured choices (BENCHMARKS.md, ninth round): 8 subgroups of 16 rows everywhere, with
-    // 32-key tiles at d = 96 and 128 and 16-key tiles elsewhere (up to 64 they lead, and above
-    // 128 the 32-key tiles do not fit 48 KiB: the plan must not fall to 4 subgroups there).
+    // 32-key tiles at d = 96 to 144 and 16-key tiles elsewhere (up to 64 they lead, and from 160
+    // the 32-key tiles do not fit 48 KiB: the plan must not fall to 4 subgroups there).
     let mut caps = nvidia(Some((32, 32)));
     caps.coop_matrix_f16 = true;
     caps.subgroup_barrier = true;
@@ -192,6 +192,7 @@ fn tensor_core_tiles_on_the_h200_by_head_dim() {
         (64, 16),
         (96, 32),
         (128, 32),
+        (144, 32),
         (160, 16),
         (192, 16),
         (256, 16),
@@ -360,22 +361,22 @@ fn kv_cache_lanes_hold_a_bounded_share_of_each_tile() {
     use wgpu_flash_attn::kvcache::{self, DecodeKernel, KvCacheAttention};
     // Over head dims, types, query heads per KV head and subgroup sizes, the subgroup kernel's
     // default tiles load at most 128 bytes of a tile's K per lane (one key may be larger, then
-    // one key), with 1 to 8 keys per lane, a power of two, and tiles the plan accepts.
+    // one key), with 1 to 8 keys per lane, a power of two, and tiles the plan accepts; every
+    // such step has them (head dims below 32 included, whose keys have fewer than 8 chunks).
     let mut checked = 0;
     for subgroups in [(8, 8), (16, 32), (32, 32), (64, 64)] {
         let caps = nvidia(Some(subgroups));
         for dtype in [DType::F16, DType::BF16, DType::F32] {
-            for head_dim in [32u32, 64, 96, 128, 256] {
+            for head_dim in [12u32, 20, 24, 28, 32, 64, 96, 128, 256] {
                 for (heads_q, heads_kv) in [(8u32, 8u32), (32, 8), (16, 2)] {
                     let step =
                         KvCacheAttention::decode(heads_q, heads_kv, head_dim, 1, &[4096; 2], 4096)
                             .dtype(dtype);
-                    let Ok(t) = kvcache::default_tiles(&step, DecodeKernel::Subgroup, &caps) else {
-                        continue;
-                    };
+                    let t = kvcache::default_tiles(&step, DecodeKernel::Subgroup, &caps)
+                        .unwrap_or_else(|e| panic!("{dtype:?} d={head_dim} {subgroups:?}: {e}"));
                     // At least 8 lanes per key where the subgroup and head_dim allow.
                     assert!(
-                        t.threads_per_key >= 8.min(subgroups.0).min(head_dim / 4),
+                        t.threads_per_key >= 8.min(subgroups.0).min(1 << (head_dim / 4).ilog2()),
                         "{dtype:?} d={head_dim}: {t:?}"
                     );
                     let chunks = (head_dim / 4).div_ceil(t.threads_per_key);
