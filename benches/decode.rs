@@ -305,9 +305,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             continue;
         }
         // The GPU idles while the host fills the caches: the first configuration after that warms
-        // up for at least 3 s. On the H200 the clocks took about 2 s to climb back from idle
-        // (bench-results/h200-2026-11-30-session9, call1, clocks.csv); after 1 s the first
-        // configuration at 128k had timed up to 40% slow.
+        // up for at least 3 s. With 1 s the first configuration at 128k had timed 11-40% slow on
+        // the H200 in some calls (bench-results/h200-2026-11-30-session8, and session9 call2);
+        // clocks that had not climbed back from idle are the suspect, not a proven cause.
         let mut warmup_ms = args.warmup_ms.max(3000);
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);

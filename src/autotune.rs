@@ -212,8 +212,10 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 3: the subgroup KV-cache kernel holds one K/V register set and takes more keys per lane, and the
 // split rule aims at 8 of its workgroups per compute unit: version-2 KV-cache winners (tiles and
 // split counts) were timed against the old kernel.
-// 4: one query row per KV head takes at least 8 lanes per key (it had 4), and head dims up to 64
-// have a new first tensor-core candidate: version-3 winners were timed without them.
+// 4: the subgroup KV-cache kernel takes at least 8 lanes per key where head_dim allows (one row per
+// KV head at d = 128 had 4; steps of 1-4 rows at d <= 64 had fewer too), and the tensor-core
+// tables have a new candidate, the plan at head dims up to 64 and from 160: version-3 winners
+// were timed without them.
 const VERSION: u32 = 4;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";

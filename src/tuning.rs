@@ -193,13 +193,13 @@ pub fn candidates_for(caps: &DeviceCaps) -> Vec<Tiles> {
 /// at 120 registers two of its workgroups share an SM (16 subgroups; the 4-subgroup tiles get
 /// 12, each workgroup staging its own K/V tiles), and they need not be in the same stage.
 /// At d = 128, 16 rows x 8 subgroups with 32-key tiles (145.6 / 119.1-120.1, against 116.4-116.8
-/// / 100.3 with 16-key tiles; 32 rows per subgroup spill there). Above d = 128 32-key tiles for 8
+/// / 100.3 with 16-key tiles; 32 rows per subgroup spill there). From d = 160 32-key tiles for 8
 /// subgroups do not fit 48 KiB of workgroup memory, and 16-key tiles for 8 subgroups come next:
 /// at d = 256, 88.0 / 76.0 against 44.9 / 42.7 for 16 rows x 4 subgroups (session9, call5); at
 /// d = 192 125.0 / 115.5 against 105.4 / 92.7, at d = 160 118.1 / 105.6 against 117.7 / 91.4
 /// (call6). At
-/// d = 32 the first choice of the small table leads too (75.2 / 66.8-67.2, against 71.4 / 66.9
-/// for 16 rows x 4 subgroups), and at d = 96 the first of the other table is level with the best
+/// d = 32 the first choice of the small table leads non-causal and is level causal (75.2 /
+/// 66.8-67.2, against 71.4 / 66.9 for 16 rows x 4 subgroups), and at d = 96 the first of the other table is level with the best
 /// (121.4 / 114.1, against 122.6 / 111.4 for 32 rows x 4 subgroups with 16-key tiles).
 const COOP_CANDIDATES_SMALL_D: &[(u32, u32, u32)] = &[
     (16, 16, 8),

@@ -590,8 +590,8 @@ fn merge_states_on_gpu_and_host() {
     // Attention over 3 disjoint key ranges (one empty), merged by LSE, equals the attention over
     // all keys.
     check_merge(3, 20, &[(0, 30), (30, 30), (30, 90)]);
-    // Many parts: more than one batch of loads per thread of the GPU merge at d = 128 (4 part
-    // groups of 8) and d = 256 (2 of 8), some parts empty.
+    // Many parts, some empty: each of the GPU merge's part groups (4 at d = 128, 2 at d = 256)
+    // merges 10-11 of them in turn.
     let ranges: Vec<(u32, u32)> = (0..40u32)
         .scan(0, |end, i| {
             let lo = *end;

@@ -173,7 +173,8 @@ fn every_coop_tile_candidate() {
                 eprintln!("SKIPPED coop tiles {tiles:?} at d={d}: {e}");
                 continue;
             }
-            let seed = d * 1000 + tiles.block_n * 10 + tiles.block_m / tiles.threads_y;
+            let seed =
+                d * 1000 + tiles.block_n * 10 + tiles.block_m / tiles.threads_y + tiles.threads_y;
             let mut rng = ChaCha8Rng::seed_from_u64(u64::from(seed));
             for case in 0..5 {
                 let p = random_problem(&mut rng, &[d], &[DType::F16], 90);
