@@ -56,8 +56,8 @@ mod native {
         #[arg(long, value_delimiter = ',', default_value = "auto")]
         kernels: Vec<String>,
         /// Forced tiles BMxBNxTXxTY; default: the plan's.
-        #[arg(long, value_delimiter = ',')]
-        tiles: Vec<String>,
+        #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<Tiles>().map_err(|e| e.to_string()))]
+        tiles: Vec<Tiles>,
         /// Causal (the banded variant of each kernel).
         #[arg(long)]
         causal: bool,
@@ -71,8 +71,9 @@ mod native {
         /// With --decode: the KV-cache kernel's tiles, as `decode --tiles` takes them (`plan`,
         /// `portable`, `subgroup`, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or
         /// sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD).
-        #[arg(long, value_delimiter = ',', default_value = "plan")]
-        decode_tiles: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_value = "plan",
+              value_parser = |s: &str| s.parse::<DecodeTilesSpec>().map_err(|e| e.to_string()))]
+        decode_tiles: Vec<DecodeTilesSpec>,
         /// Also write each kernel's internal representations (where the driver offers them) to
         /// files in this folder.
         #[arg(long)]
@@ -112,10 +113,7 @@ mod native {
                 let tiles: Vec<Option<Tiles>> = if args.tiles.is_empty() {
                     vec![None]
                 } else {
-                    args.tiles
-                        .iter()
-                        .map(|t| t.parse().map(Some))
-                        .collect::<Result<_, _>>()?
+                    args.tiles.iter().copied().map(Some).collect()
                 };
                 for kernel in &args.kernels {
                     let kernel = match kernel.as_str() {
@@ -157,7 +155,6 @@ mod native {
                 KvCacheAttention::decode(32, args.decode_heads_kv, 128, 1, &[32768; 8], 32768)
                     .dtype(DType::F16);
             for spec in &args.decode_tiles {
-                let spec: DecodeTilesSpec = spec.parse()?;
                 let tiles = spec.resolve(&problem, ctx.caps())?;
                 let planned = ctx.plan_kv_cache_with(&problem, tiles)?;
                 let plan = planned.plan();

@@ -207,7 +207,6 @@ fn tensor_core_tiles_on_the_h200_by_head_dim() {
             threads_y: 8,
         };
         assert_eq!(plan.tiles, want, "d={d}");
-        assert!(plan.workgroup_bytes <= 49152, "d={d}: {plan:?}");
     }
 }
 
