@@ -24,8 +24,11 @@
 // h200-2026-11-30-session8). The S streams merge once, at the end, through workgroup memory.
 //
 // With one split the result is O (and LSE); with more, each split writes a normalised partial O
-// and its LSE (f32) to `part_buf`, and decode_combine.wgsl merges them by LSE. K/V rows are found
-// as in flash_decode.wgsl (block table when PAGED; caches bound from entry `page_base` on).
+// and its LSE (f32) to `part_buf`, merged by LSE either by decode_combine.wgsl after this dispatch
+// or (MERGE) here, by the last workgroup of each work item and KV head to finish: each counts in
+// on a counter after writing, and the one that completes the count reads the others' states (see
+// merge_splits), which saves a dispatch and the barrier before it. K/V rows are found as in
+// flash_decode.wgsl (block table when PAGED; caches bound from entry `page_base` on).
 //
 // The TXK lanes of a key must be adjacent lanes of one subgroup: TXK is a power of two no larger
 // than the device's smallest subgroup size (BM no larger than TXK), and the host writes
@@ -41,7 +44,9 @@ const KK: u32 = 2u;       // keys per stream and tile
 const PAGED: bool = false;
 const PAGE: u32 = 16u;    // PAGED: keys per page (a constant, so / and % are cheap)
 const CAUSAL: bool = false;
-const SPLIT: bool = false;     // write partial states for the combine kernel
+const SPLIT: bool = false;     // write partial states (merged by a combine pass, or MERGE)
+const MERGE: bool = false;     // SPLIT: the last workgroup of a work item and KV head merges them
+const MS: u32 = 8u;             // MERGE: splits read at once
 const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
@@ -72,6 +77,10 @@ const BN: u32 = S * KK;                   // keys per tile
 const RKD: u32 = (D4 + TXK - 1u) / TXK;   // head_dim chunks per lane
 const KVR: u32 = RKD / KV_PER;            // K (and V) loads per lane and key
 const LPR: u32 = TXK / BM;                // lanes of a key that finish the same row
+const TPR: u32 = WG / BM;                 // MERGE: threads per row
+const CPR: u32 = (D4 + TPR - 1u) / TPR;   // MERGE: head_dim chunks per thread
+const STALE_ROUNDS: u32 = 65536u;        // MERGE: reads of a batch before giving up
+const NAN_BITS: u32 = 0x7fc00000u;
 // Stands for -infinity in scores: finite, so that max() and subtraction stay well defined.
 const MASKED: f32 = -3.0e38;
 const LN2: f32 = 0.6931471805599453;
@@ -102,6 +111,9 @@ struct Params {
     k: vec4<u32>,
     v: vec4<u32>,
     o: vec4<u32>,
+    // MERGE (the portable kernel's Params end above): where the arrival counters start in
+    // part_buf (u32 words), plus this dispatch's first work item times heads_kv.
+    counter_offset: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -113,13 +125,17 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> seq_meta: array<u32>;
 // SPLIT: partial O (f32, [split][row][head_dim]) then partial LSE ([split][row]), as raw bits;
-// rows count the query tokens of the sequences run here only (from part_cu_offset).
-@group(0) @binding(7) var<storage, read_write> part_buf: array<u32>;
+// rows count the query tokens of the sequences run here only (from part_cu_offset). MERGE: then
+// one arrival counter per work item and KV head. Atomic, so that the merging workgroup may read
+// what the others wrote (see merge_splits).
+@group(0) @binding(7) var<storage, read_write> part_buf: array<atomic<u32>>;
 
 // The streams' sums of P V, added up one stream after the other at the end.
 var<workgroup> o_tile: array<vec4<f32>, BM * D4>;
 // Each stream's running max and sum per row, for the merge.
 var<workgroup> ml: array<f32, 2u * S * BM>;
+// MERGE: 1 in the workgroup that arrived last.
+var<workgroup> merging: u32;
 
 // (cache entry, row in it) of key `key` of sequence `seq`, relative to the bound window; (0, 0)
 // for a key at or past kv_end (its loads are masked, and the block table is not read past the end).
@@ -204,6 +220,13 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let diag_offset = i32(seq_kv) - i32(seq_q);
     let g = params.group;
     let row0 = block * BM;
+    // MERGE: this step's tag (bit 0 of every partial word it writes; see merge_splits). The
+    // counter holds arrivals of the step before (0 or splits) plus those of this one so far.
+    let counter_at = params.counter_offset + work * params.heads_kv + head_kv;
+    var tag = 0u;
+    if (MERGE) {
+        tag = select(1u, 0u, atomicLoad(&part_buf[counter_at]) >= params.splits);
+    }
 
     // The keys this block sees; this split takes every splits-th tile of them.
     var kv_end = seq_kv;
@@ -386,10 +409,10 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                         x *= inv;
                         if (SPLIT) {
                             let at = ((split * rows_total + part_row) * D4 + d4) * 4u;
-                            part_buf[at] = bitcast<u32>(x.x);
-                            part_buf[at + 1u] = bitcast<u32>(x.y);
-                            part_buf[at + 2u] = bitcast<u32>(x.z);
-                            part_buf[at + 3u] = bitcast<u32>(x.w);
+                            atomicStore(&part_buf[at], tagged(bitcast<u32>(x.x), tag));
+                            atomicStore(&part_buf[at + 1u], tagged(bitcast<u32>(x.y), tag));
+                            atomicStore(&part_buf[at + 2u], tagged(bitcast<u32>(x.z), tag));
+                            atomicStore(&part_buf[at + 3u], tagged(bitcast<u32>(x.w), tag));
                         } else {
                             o_buf[params.o.x + t * params.o.z + hq * params.o.w + d4] = pack4(x);
                         }
@@ -397,12 +420,129 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
                 if (kx == 0u) {
                     if (SPLIT) {
-                        part_buf[params.part_lse_offset + split * rows_total + part_row] = lse_bits;
+                        atomicStore(&part_buf[params.part_lse_offset + split * rows_total + part_row], tagged(lse_bits, tag));
                     } else if (WRITE_LSE) {
                         lse_buf[params.lse_offset + row] = lse_bits;
                     }
                 }
             }
         }
+    }
+    // MERGE: count this workgroup in; the last of the step's splits merges their states, and
+    // the last of every second step sets the counter back to 0.
+    if (MERGE) {
+        workgroupBarrier();
+        if (lid == 0u) {
+            let before = atomicAdd(&part_buf[counter_at], 1u);
+            merging = select(0u, 1u, (before + 1u) % params.splits == 0u);
+            if (before + 1u == 2u * params.splits) {
+                atomicStore(&part_buf[counter_at], 0u);
+            }
+        }
+        if (workgroupUniformLoad(&merging) != 0u) {
+            merge_splits(seq, row0, seq_q, q_tok0, head_kv, lid, tag);
+        }
+    }
+}
+
+// MERGE: a partial word with bit 0 set to this step's tag (1 on the first step, then 0, 1, ...,
+// so that the zeros of a new buffer are never taken for a first step's words). Costs the f32
+// partials their last bit.
+fn tagged(bits: u32, tag: u32) -> u32 {
+    return (bits & ~1u) | tag;
+}
+
+// MERGE: the partial states of every split of this work item and KV head, merged by LSE into O
+// (and LSE), as decode_combine.wgsl does. WGSL orders memory across workgroups only per atomic
+// word, so a word another workgroup wrote before it counted in may not be visible yet: each is
+// read atomically, and a batch of MS splits is read again until every word in it carries this
+// step's tag; after STALE_ROUNDS reads the row is given up and its O and LSE are NaN, so that a
+// broken promise of visibility shows rather than hangs. TPR threads share a row: thread u of row
+// r takes its head_dim chunks u, u + TPR, ... (CPR of them).
+fn merge_splits(seq: u32, row0: u32, seq_q: u32, q_tok0: u32, head_kv: u32, lid: u32, tag: u32) {
+    let g = params.group;
+    let r = lid / TPR;
+    let u = lid % TPR;
+    let pr = row0 + r;
+    let tok = pr / g;
+    if (r >= BM || tok >= seq_q) {
+        return;
+    }
+    let rows_total = params.part_tokens * params.heads_q;
+    let hq = head_kv * g + pr % g;
+    let part_row = (seq_meta[params.part_cu_offset + seq] + tok) * params.heads_q + hq;
+    var m = MASKED;
+    var sum = 0.0;
+    var o: array<vec4<f32>, CPR>;
+    for (var k = 0u; k < CPR; k++) {
+        o[k] = vec4<f32>(0.0);
+    }
+    var stale = false;
+    for (var s0 = 0u; s0 < params.splits; s0 += MS) {
+        // Past the last split, the last again (read, not used); past head_dim, the last chunk.
+        var lse_w: array<u32, MS>;
+        var o_w: array<vec4<u32>, MS * CPR>;
+        var rounds = 0u;
+        loop {
+            for (var j = 0u; j < MS; j++) {
+                let s = min(s0 + j, params.splits - 1u);
+                lse_w[j] = atomicLoad(&part_buf[params.part_lse_offset + s * rows_total + part_row]);
+                for (var k = 0u; k < CPR; k++) {
+                    let at = ((s * rows_total + part_row) * D4 + min(u + k * TPR, D4 - 1u)) * 4u;
+                    o_w[j * CPR + k] = vec4<u32>(atomicLoad(&part_buf[at]), atomicLoad(&part_buf[at + 1u]),
+                                                 atomicLoad(&part_buf[at + 2u]), atomicLoad(&part_buf[at + 3u]));
+                }
+            }
+            var fresh = true;
+            for (var j = 0u; j < MS; j++) {
+                fresh = fresh && (lse_w[j] & 1u) == tag;
+                for (var k = 0u; k < CPR; k++) {
+                    fresh = fresh && all((o_w[j * CPR + k] & vec4<u32>(1u)) == vec4<u32>(tag));
+                }
+            }
+            rounds += 1u;
+            if (fresh || rounds == STALE_ROUNDS) {
+                stale = stale || !fresh;
+                break;
+            }
+        }
+        for (var j = 0u; j < MS; j++) {
+            // -infinity (a split without keys) and anything below MASKED add nothing.
+            let lse = bitcast<f32>(lse_w[j] & ~1u);
+            if (s0 + j < params.splits && lse > MASKED) {
+                if (lse > m) {
+                    let f = exp(m - lse);
+                    sum *= f;
+                    for (var k = 0u; k < CPR; k++) {
+                        o[k] *= f;
+                    }
+                    m = lse;
+                }
+                let wt = exp(lse - m);
+                sum += wt;
+                for (var k = 0u; k < CPR; k++) {
+                    o[k] += wt * bitcast<vec4<f32>>(o_w[j * CPR + k] & vec4<u32>(~1u));
+                }
+            }
+        }
+    }
+    let inv = select(0.0, 1.0 / sum, sum > 0.0);
+    var lse_bits = select(NEG_INF_BITS, bitcast<u32>(m + log(sum)), sum > 0.0);
+    if (stale) {
+        lse_bits = NAN_BITS;
+    }
+    let t = q_tok0 + tok;
+    for (var k = 0u; k < CPR; k++) {
+        let d4 = u + k * TPR;
+        if (d4 < D4) {
+            var x = o[k] * inv;
+            if (stale) {
+                x = vec4<f32>(bitcast<f32>(NAN_BITS));
+            }
+            o_buf[params.o.x + t * params.o.z + hq * params.o.w + d4] = pack4(x);
+        }
+    }
+    if (WRITE_LSE && u == 0u) {
+        lse_buf[params.lse_offset + t * params.heads_q + hq] = lse_bits;
     }
 }

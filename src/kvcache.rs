@@ -1097,8 +1097,13 @@ pub struct KvCachePlan {
     pub storage: Storage,
     /// Tile sizes.
     pub tiles: DecodeTiles,
-    /// KV splits per work item (1: no combine pass).
+    /// KV splits per work item (1: nothing to merge).
     pub splits: u32,
+    /// With splits: whether the last workgroup to finish of each work item and KV head merges
+    /// the partial states in the attention kernel, rather than a combine pass after it. The
+    /// subgroup kernel does, in a step of one dispatch (one window): on the H200 that saves
+    /// about 3 us of a 0.27 ms decode step at KV 32k (bench-results/h200-2026-11-30-session10).
+    pub merge_in_kernel: bool,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
     /// Sequences whose attention runs through the forward kernels instead (prefill chunks; see
@@ -1132,11 +1137,17 @@ impl KvCachePlan {
     }
 
     /// Bytes of the partial states buffer (0 with one split): O and LSE of every split for the
-    /// rows of [`KvCachePlan::partial_tokens`].
+    /// rows of [`KvCachePlan::partial_tokens`], and when merging in the kernel, a counter per
+    /// work item and KV head.
     pub fn partial_bytes(&self) -> u64 {
         if self.splits > 1 {
             let rows = self.partial_tokens() as u64 * self.problem.heads_q as u64;
-            self.splits as u64 * rows * (self.problem.head_dim as u64 + 1) * 4
+            let counters = if self.merge_in_kernel {
+                self.work.len() as u64 * self.problem.heads_kv as u64
+            } else {
+                0
+            };
+            (self.splits as u64 * rows * (self.problem.head_dim as u64 + 1) + counters) * 4
         } else {
             0
         }
@@ -1378,6 +1389,9 @@ pub fn plan_with(
         storage,
         tiles,
         splits,
+        // With several windows the merge would sit on the tail of each window's dispatch; one
+        // combine pass after them all measured no slower there (KV 128k on the H200).
+        merge_in_kernel: splits > 1 && tiles.kernel == DecodeKernel::Subgroup && windows.len() == 1,
         work,
         forward,
         windows,

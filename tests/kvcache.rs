@@ -11,7 +11,7 @@ mod common;
 mod kv;
 
 use common::{ctx, guarded_buffer, read_guarded, Inputs, LEAD};
-use kv::{check, check_on, shuffled_table};
+use kv::{check, check_on, make_step, shuffled_table};
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kvcache;
 use wgpu_flash_attn::{
@@ -70,6 +70,69 @@ fn rows_without_keys() {
             .num_splits(splits)
             .with_lse(true);
         check(&p, 300);
+    }
+}
+
+#[test]
+fn consecutive_steps_of_one_plan() {
+    // The subgroup kernel merges its own splits: each step tags its partial states (the tag
+    // alternates from step to step, kept by counters in the plan's scratch). Steps of one plan,
+    // three in one submission and three alone, each with its own inputs, must equal a fresh
+    // plan's step (checked against the oracle) bit for bit: a merge that took the step before's
+    // states would differ, and one that never found this step's would write NaN.
+    for (dtype, seq_q) in [(DType::F32, 1), (DType::F16, 3)] {
+        let p = KvCacheAttention::decode(8, 2, 64, seq_q, &[5, 77, 300], 320)
+            .dtype(dtype)
+            .causal(true)
+            .num_splits(4)
+            .with_lse(true);
+        let plan = ctx().plan_kv_cache(&p).unwrap();
+        let merging = plan.plan().tiles.kernel == kvcache::DecodeKernel::Subgroup;
+        assert_eq!(plan.plan().merge_in_kernel, merging);
+        let seeds: Vec<u64> = (0..6).map(|i| 1500 + 10 * i).collect();
+        let want: Vec<_> = seeds.iter().map(|&seed| check(&p, seed)).collect();
+        let e = p.dtype.size();
+        let steps: Vec<[wgpu::Buffer; 5]> = seeds
+            .iter()
+            .map(|&seed| {
+                let s = make_step(&p, seed);
+                let up = |label, x: &[f32]| guarded_buffer(ctx(), label, &to_dtype_bytes(x, dtype));
+                let nan = vec![f32::NAN; p.lse_len() as usize];
+                [
+                    up("q", &s.q),
+                    up("k_cache", &s.k_cache),
+                    up("v_cache", &s.v_cache),
+                    up("out", &vec![f32::NAN; p.q_len() as usize]),
+                    guarded_buffer(ctx(), "lse", bytemuck::cast_slice(&nan)),
+                ]
+            })
+            .collect();
+        let encode = |enc: &mut wgpu::CommandEncoder, [q, k, v, out, lse]: &[wgpu::Buffer; 5]| {
+            let at = |buffer| TensorBuffer {
+                buffer,
+                offset: LEAD,
+            };
+            let buffers = KvCacheBuffers::new(at(q), at(k), at(v), at(out)).lse(at(lse));
+            plan.encode(enc, &buffers).unwrap();
+        };
+        let mut enc = ctx().device().create_command_encoder(&Default::default());
+        for step in &steps[..3] {
+            encode(&mut enc, step);
+        }
+        ctx().queue().submit([enc.finish()]);
+        for step in &steps[3..] {
+            let mut enc = ctx().device().create_command_encoder(&Default::default());
+            encode(&mut enc, step);
+            ctx().queue().submit([enc.finish()]);
+        }
+        for (n, (step, want)) in steps.iter().zip(&want).enumerate() {
+            let out = from_dtype_bytes(&read_guarded(ctx(), &step[3], p.q_len() * e), dtype);
+            let lse: Vec<f32> =
+                bytemuck::pod_collect_to_vec(&read_guarded(ctx(), &step[4], p.lse_len() * 4));
+            let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&out), bits(&want.out), "{dtype:?}: step {n}, O");
+            assert_eq!(bits(&lse), bits(&want.lse), "{dtype:?}: step {n}, LSE");
+        }
     }
 }
 
@@ -439,9 +502,15 @@ fn prefill_chunks_through_the_forward_kernels() {
             assert_eq!(routed, vec![1], "{plan:?}");
             assert_eq!(plan.forward[0].1.problem, p.forward_problem(1));
             assert!(plan.work.iter().all(|&(b, _)| b != 1));
-            // Partial states for the two decoding tokens only (8 heads, 3 splits, O and LSE).
+            // Partial states for the two decoding tokens only (8 heads, 3 splits, O and LSE),
+            // and when the kernel merges them, a counter per work item and KV head.
             assert_eq!(plan.partial_tokens(), 2);
-            assert_eq!(plan.partial_bytes(), 3 * 2 * 8 * (32 + 1) * 4);
+            let counters = if plan.merge_in_kernel {
+                plan.work.len() as u64 * p.heads_kv as u64
+            } else {
+                0
+            };
+            assert_eq!(plan.partial_bytes(), (3 * 2 * 8 * (32 + 1) + counters) * 4);
             check(&p, 1300 + paged as u64);
             // Not when told so, nor when the LSE is asked for; by default (Auto), exactly where
             // the chunk's forward plan takes the tensor cores.
@@ -922,6 +991,8 @@ fn caches_larger_than_one_binding_run_by_windows() {
         .with_lse(true);
     let plan = kvcache::plan(&contiguous, small.caps()).unwrap();
     assert_eq!(plan.windows.len(), 3, "{:?}", plan.windows);
+    // Several dispatches: their splits meet in a combine pass after them all.
+    assert!(!plan.merge_in_kernel);
     check_on(&small, &contiguous, 800, None);
     // Pages of 16 tokens; sequence b owns pages 12b .. 12b + 12, in shuffled order.
     let table: Vec<u32> = (0..3u32)

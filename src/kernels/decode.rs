@@ -54,6 +54,9 @@ struct AttentionParams {
     k: [u32; 4],
     v: [u32; 4],
     o: [u32; 4],
+    /// Read by the subgroup kernel only (the portable kernel's `Params` ends above).
+    counter_offset: u32,
+    _pad: [u32; 3],
 }
 
 /// Mirrors `Params` in decode_combine.wgsl.
@@ -122,10 +125,15 @@ pub(crate) fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
     if t.kernel == DecodeKernel::Subgroup {
         let rkd = chunks_per_lane(plan);
         let kv_per = if wide_kv_loads(plan) { 2 } else { 1 };
+        // MERGE: each thread's head_dim chunks of its row, and the splits whose words it reads
+        // at once (about 72 words in flight: two rounds for 16 splits at d = 128).
+        let merge_chunks = d4.div_ceil(t.threads / t.block_m);
+        let merge_splits = (72 / (4 * merge_chunks + 1)).clamp(1, 16);
         let header = format!(
             "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst WG: u32 = {}u;\nconst TXK: u32 = {}u;\n\
              const KK: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {page}u;\nconst CAUSAL: bool = {};\n\
-             const SPLIT: bool = {};\nconst WRITE_LSE: bool = {};\n{}{}{}",
+             const SPLIT: bool = {};\nconst MERGE: bool = {};\nconst MS: u32 = {merge_splits}u;\n\
+             const WRITE_LSE: bool = {};\n{}{}{}",
             t.block_m,
             t.threads,
             t.threads_per_key,
@@ -133,6 +141,7 @@ pub(crate) fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
             matches!(p.layout, CacheLayout::Paged { .. }),
             p.causal,
             plan.splits > 1,
+            plan.merge_in_kernel,
             p.with_lse,
             super::storage_wgsl(plan.storage),
             kv_loads_wgsl(plan.storage, kv_per == 2),
@@ -144,6 +153,8 @@ pub(crate) fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
             ("RKD", rkd),
             ("KVR", rkd / kv_per),
             ("KK", t.keys_per_thread),
+            ("MS", merge_splits),
+            ("CPR", merge_chunks),
         ]);
     }
     let header = format!(
@@ -622,7 +633,7 @@ impl FlashContext {
         let attention = self.pipeline(&attention_text(&plan), "decode", || {
             layout(device, "kv-cache attention", ATTENTION_SLOTS)
         })?;
-        let combine = if plan.splits > 1 {
+        let combine = if plan.splits > 1 && !plan.merge_in_kernel {
             Some(self.pipeline(
                 &combine_text(
                     problem.head_dim,
@@ -1030,6 +1041,8 @@ impl KvCachePlanned {
                 k: [k_win.first, page_stride, tok_stride, head_stride],
                 v: [v_win.first, page_stride, tok_stride, head_stride],
                 o: with(q_rows, out.first),
+                counter_offset: splits * rows * (p.head_dim + 1) + w.work.0 * p.heads_kv,
+                _pad: [0; 3],
             };
             let u = uniform(device, &params);
             let bg = bind_group(
