@@ -47,6 +47,12 @@ const CAUSAL: bool = false;
 const SPLIT: bool = false;     // write partial states (merged by a combine pass, or MERGE)
 const MERGE: bool = false;     // SPLIT: the last workgroup of a work item and KV head merges them
 const MS: u32 = 8u;             // MERGE: splits read at once
+// The words of part_buf and their access: atomic when MERGE (plain u32 otherwise, where
+// part_count_in is never called).
+alias PartWord = atomic<u32>;
+fn part_load(at: u32) -> u32 { return atomicLoad(&part_buf[at]); }
+fn part_store(at: u32, x: u32) { atomicStore(&part_buf[at], x); }
+fn part_count_in(at: u32) -> u32 { return atomicAdd(&part_buf[at], 1u); }
 const WRITE_LSE: bool = true;
 alias Packed4 = vec4<f32>;
 fn unpack4(x: Packed4) -> vec4<f32> { return x; }
@@ -126,9 +132,9 @@ struct Params {
 @group(0) @binding(6) var<storage, read> seq_meta: array<u32>;
 // SPLIT: partial O (f32, [split][row][head_dim]) then partial LSE ([split][row]), as raw bits;
 // rows count the query tokens of the sequences run here only (from part_cu_offset). MERGE: then
-// one arrival counter per work item and KV head. Atomic, so that the merging workgroup may read
-// what the others wrote (see merge_splits).
-@group(0) @binding(7) var<storage, read_write> part_buf: array<atomic<u32>>;
+// one arrival counter per work item and KV head, and every word is atomic (PartWord), so that the
+// merging workgroup may read what the others wrote (see merge_splits).
+@group(0) @binding(7) var<storage, read_write> part_buf: array<PartWord>;
 
 // The streams' sums of P V, added up one stream after the other at the end.
 var<workgroup> o_tile: array<vec4<f32>, BM * D4>;
@@ -225,7 +231,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let counter_at = params.counter_offset + work * params.heads_kv + head_kv;
     var tag = 0u;
     if (MERGE) {
-        tag = select(1u, 0u, atomicLoad(&part_buf[counter_at]) >= params.splits);
+        tag = select(1u, 0u, part_load(counter_at) >= params.splits);
     }
 
     // The keys this block sees; this split takes every splits-th tile of them.
@@ -409,10 +415,10 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                         x *= inv;
                         if (SPLIT) {
                             let at = ((split * rows_total + part_row) * D4 + d4) * 4u;
-                            atomicStore(&part_buf[at], tagged(bitcast<u32>(x.x), tag));
-                            atomicStore(&part_buf[at + 1u], tagged(bitcast<u32>(x.y), tag));
-                            atomicStore(&part_buf[at + 2u], tagged(bitcast<u32>(x.z), tag));
-                            atomicStore(&part_buf[at + 3u], tagged(bitcast<u32>(x.w), tag));
+                            part_store(at, tagged(bitcast<u32>(x.x), tag));
+                            part_store(at + 1u, tagged(bitcast<u32>(x.y), tag));
+                            part_store(at + 2u, tagged(bitcast<u32>(x.z), tag));
+                            part_store(at + 3u, tagged(bitcast<u32>(x.w), tag));
                         } else {
                             o_buf[params.o.x + t * params.o.z + hq * params.o.w + d4] = pack4(x);
                         }
@@ -420,7 +426,7 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
                 }
                 if (kx == 0u) {
                     if (SPLIT) {
-                        atomicStore(&part_buf[params.part_lse_offset + split * rows_total + part_row], tagged(lse_bits, tag));
+                        part_store(params.part_lse_offset + split * rows_total + part_row, tagged(lse_bits, tag));
                     } else if (WRITE_LSE) {
                         lse_buf[params.lse_offset + row] = lse_bits;
                     }
@@ -433,10 +439,10 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     if (MERGE) {
         workgroupBarrier();
         if (lid == 0u) {
-            let before = atomicAdd(&part_buf[counter_at], 1u);
+            let before = part_count_in(counter_at);
             merging = select(0u, 1u, (before + 1u) % params.splits == 0u);
             if (before + 1u == 2u * params.splits) {
-                atomicStore(&part_buf[counter_at], 0u);
+                part_store(counter_at, 0u);
             }
         }
         if (workgroupUniformLoad(&merging) != 0u) {
@@ -449,6 +455,9 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
 // so that the zeros of a new buffer are never taken for a first step's words). Costs the f32
 // partials their last bit.
 fn tagged(bits: u32, tag: u32) -> u32 {
+    if (!MERGE) {
+        return bits;
+    }
     return (bits & ~1u) | tag;
 }
 
@@ -486,11 +495,11 @@ fn merge_splits(seq: u32, row0: u32, seq_q: u32, q_tok0: u32, head_kv: u32, lid:
         loop {
             for (var j = 0u; j < MS; j++) {
                 let s = min(s0 + j, params.splits - 1u);
-                lse_w[j] = atomicLoad(&part_buf[params.part_lse_offset + s * rows_total + part_row]);
+                lse_w[j] = part_load(params.part_lse_offset + s * rows_total + part_row);
                 for (var k = 0u; k < CPR; k++) {
                     let at = ((s * rows_total + part_row) * D4 + min(u + k * TPR, D4 - 1u)) * 4u;
-                    o_w[j * CPR + k] = vec4<u32>(atomicLoad(&part_buf[at]), atomicLoad(&part_buf[at + 1u]),
-                                                 atomicLoad(&part_buf[at + 2u]), atomicLoad(&part_buf[at + 3u]));
+                    o_w[j * CPR + k] = vec4<u32>(part_load(at), part_load(at + 1u),
+                                                 part_load(at + 2u), part_load(at + 3u));
                 }
             }
             var fresh = true;

@@ -132,7 +132,7 @@ pub(crate) fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
         let header = format!(
             "const D4: u32 = {d4}u;\nconst BM: u32 = {}u;\nconst WG: u32 = {}u;\nconst TXK: u32 = {}u;\n\
              const KK: u32 = {}u;\nconst PAGED: bool = {};\nconst PAGE: u32 = {page}u;\nconst CAUSAL: bool = {};\n\
-             const SPLIT: bool = {};\nconst MERGE: bool = {};\nconst MS: u32 = {merge_splits}u;\n\
+             const SPLIT: bool = {};\nconst MERGE: bool = {};\nconst MS: u32 = {merge_splits}u;\n{}\
              const WRITE_LSE: bool = {};\n{}{}{}",
             t.block_m,
             t.threads,
@@ -142,6 +142,7 @@ pub(crate) fn attention_text(plan: &KvCachePlan) -> super::ShaderText {
             p.causal,
             plan.splits > 1,
             plan.merge_in_kernel,
+            part_words_wgsl(plan.merge_in_kernel),
             p.with_lse,
             super::storage_wgsl(plan.storage),
             kv_loads_wgsl(plan.storage, kv_per == 2),
@@ -201,6 +202,22 @@ pub fn wide_kv_loads(plan: &KvCachePlan) -> bool {
         && elem_bytes(plan.storage) == 2
         && plan.problem.head_dim % 8 == 0
         && chunks_per_lane(plan) % 2 == 0
+}
+
+/// WGSL for the subgroup kernel's partial-state words: atomic where the kernel merges its own
+/// splits (the merging workgroup reads what others wrote), plain stores for a combine pass.
+fn part_words_wgsl(merge: bool) -> &'static str {
+    if merge {
+        "alias PartWord = atomic<u32>;\n\
+         fn part_load(at: u32) -> u32 { return atomicLoad(&part_buf[at]); }\n\
+         fn part_store(at: u32, x: u32) { atomicStore(&part_buf[at], x); }\n\
+         fn part_count_in(at: u32) -> u32 { return atomicAdd(&part_buf[at], 1u); }\n"
+    } else {
+        "alias PartWord = u32;\n\
+         fn part_load(at: u32) -> u32 { return part_buf[at]; }\n\
+         fn part_store(at: u32, x: u32) { part_buf[at] = x; }\n\
+         fn part_count_in(at: u32) -> u32 { let n = part_buf[at]; part_buf[at] = n + 1u; return n; }\n"
+    }
 }
 
 /// Head_dim chunks (of 4 elements) each lane of a key holds in the subgroup kernel.
