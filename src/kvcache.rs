@@ -1102,7 +1102,7 @@ pub struct KvCachePlan {
     /// With splits: whether the last workgroup to finish of each work item and KV head merges
     /// the partial states in the attention kernel, rather than a combine pass after it. The
     /// subgroup kernel does, in a step of one dispatch (one window): on the H200 that saves
-    /// about 3 us of a 0.27 ms decode step at KV 32k (bench-results/h200-2026-11-30-session10).
+    /// 2-4 us of a 0.27 ms decode step at KV 32k (bench-results/h200-2026-11-30-session10).
     pub merge_in_kernel: bool,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
@@ -1389,8 +1389,8 @@ pub fn plan_with(
         storage,
         tiles,
         splits,
-        // With several windows the merge would sit on the tail of each window's dispatch; one
-        // combine pass after them all measured no slower there (KV 128k on the H200).
+        // With several windows the merge sits on the tail of each window's dispatch: at KV 128k
+        // on the H200 (two windows) merging there was 0-0.6% slower than one pass after them all.
         merge_in_kernel: splits > 1 && tiles.kernel == DecodeKernel::Subgroup && windows.len() == 1,
         work,
         forward,
