@@ -140,7 +140,8 @@ struct Params {
 var<workgroup> o_tile: array<vec4<f32>, BM * D4>;
 // Each stream's running max and sum per row, for the merge.
 var<workgroup> ml: array<f32, 2u * S * BM>;
-// MERGE: 1 in the workgroup that arrived last.
+// MERGE: this step's tag, and 1 in the workgroup that arrived last.
+var<workgroup> step_tag: u32;
 var<workgroup> merging: u32;
 
 // (cache entry, row in it) of key `key` of sequence `seq`, relative to the bound window; (0, 0)
@@ -227,11 +228,14 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let g = params.group;
     let row0 = block * BM;
     // MERGE: this step's tag (bit 0 of every partial word it writes; see merge_splits). The
-    // counter holds arrivals of the step before (0 or splits) plus those of this one so far.
+    // counter holds arrivals of the step before (0 or splits) plus those of this one so far. Read
+    // here by the invocation that counts in later, so that the read comes before its own count;
+    // the others take the tag from workgroup memory at the end (written there, not here, so that
+    // nothing waits for this read before the key loop).
     let counter_at = params.counter_offset + work * params.heads_kv + head_kv;
-    var tag = 0u;
-    if (MERGE) {
-        tag = select(1u, 0u, part_load(counter_at) >= params.splits);
+    var arrived = 0u;
+    if (MERGE && lid == 0u) {
+        arrived = part_load(counter_at);
     }
 
     // The keys this block sees; this split takes every splits-th tile of them.
@@ -352,7 +356,11 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         ml[(stream * BM + my_row) * 2u] = m;
         ml[(stream * BM + my_row) * 2u + 1u] = l;
     }
+    if (MERGE && lid == 0u) {
+        step_tag = select(1u, 0u, arrived >= params.splits);
+    }
     workgroupBarrier();
+    let tag = step_tag;
     var m_all: array<f32, BM>;
     var l_all: array<f32, BM>;
     for (var r = 0u; r < BM; r++) {
@@ -465,8 +473,8 @@ fn tagged(bits: u32, tag: u32) -> u32 {
 // (and LSE), as decode_combine.wgsl does. WGSL orders memory across workgroups only per atomic
 // word, so a word another workgroup wrote before it counted in may not be visible yet: each is
 // read atomically, and a batch of MS splits is read again until every word in it carries this
-// step's tag; after STALE_ROUNDS reads the row is given up and its O and LSE are NaN, so that a
-// broken promise of visibility shows rather than hangs. TPR threads share a row: thread u of row
+// step's tag; after STALE_ROUNDS reads of a batch the row is given up and its O and LSE are NaN,
+// so that a broken promise of visibility shows rather than hangs. TPR threads share a row: thread u of row
 // r takes its head_dim chunks u, u + TPR, ... (CPR of them).
 fn merge_splits(seq: u32, row0: u32, seq_q: u32, q_tok0: u32, head_kv: u32, lid: u32, tag: u32) {
     let g = params.group;
@@ -510,7 +518,8 @@ fn merge_splits(seq: u32, row0: u32, seq_q: u32, q_tok0: u32, head_kv: u32, lid:
                 }
             }
             rounds += 1u;
-            if (fresh || rounds == STALE_ROUNDS) {
+            // Once a batch was given up, the others are read once.
+            if (fresh || stale || rounds == STALE_ROUNDS) {
                 stale = stale || !fresh;
                 break;
             }

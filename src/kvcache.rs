@@ -779,11 +779,11 @@ impl DecodeTilesSpec {
 impl DecodeTiles {
     /// Bytes of workgroup memory. Portable: Q rows (f32), the score parts (one word of padding a
     /// row), the probability tile, the rescale factors and the merge state. Subgroup: the rows of
-    /// O being merged and each key stream's max and sum.
+    /// O being merged, each key stream's max and sum, and two words for merging the splits.
     pub fn workgroup_bytes(&self, head_dim: u32) -> u32 {
         if self.kernel == DecodeKernel::Subgroup {
             let streams = self.threads / self.threads_per_key;
-            return self.block_m * (4 * head_dim + 8 * streams);
+            return self.block_m * (4 * head_dim + 8 * streams) + 8;
         }
         let key_groups = self.threads / self.threads_v;
         self.block_m
@@ -1101,8 +1101,9 @@ pub struct KvCachePlan {
     pub splits: u32,
     /// With splits: whether the last workgroup to finish of each work item and KV head merges
     /// the partial states in the attention kernel, rather than a combine pass after it. The
-    /// subgroup kernel does, in a step of one dispatch (one window): on the H200 that saves
-    /// 2-4 us of a 0.27 ms decode step at KV 32k (bench-results/h200-2026-11-30-session10).
+    /// subgroup kernel does, in a step of one dispatch (one window) whose splits cover at least
+    /// 1024 keys of the longest sequence: on the H200 that took about 1% off decode steps at KV
+    /// 16k and 32k, and made shorter steps slower (bench-results/h200-2026-11-30-session10).
     pub merge_in_kernel: bool,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
@@ -1205,6 +1206,12 @@ fn workgroups_per_unit(kernel: DecodeKernel) -> u32 {
 }
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
+/// The subgroup kernel merges its own splits ([`KvCachePlan::merge_in_kernel`]) only where they
+/// are this long. On the H200 (batch 8, 32/8 heads, d = 128, f16, 16 splits;
+/// bench-results/h200-2026-11-30-session10), merging in the kernel took about 1% off steps of
+/// 1024 and 2048 keys per split (KV 16k and 32k), but made steps of 256 keys per split 3-7%
+/// slower (KV 1k with 4 splits, 4k with 16) than the combine pass.
+const MERGE_MIN_KEYS_PER_SPLIT: u32 = 1024;
 /// Workgroups per dispatch the plan aims for where the device's compute units are unknown: a
 /// guess that fills a large GPU (an H200 holds 1056 of the subgroup kernel's at once), at the cost
 /// of a partly filled last wave on a small one.
@@ -1389,9 +1396,12 @@ pub fn plan_with(
         storage,
         tiles,
         splits,
-        // With several windows the merge sits on the tail of each window's dispatch: at KV 128k
-        // on the H200 (two windows) merging there was 0-0.6% slower than one pass after them all.
-        merge_in_kernel: splits > 1 && tiles.kernel == DecodeKernel::Subgroup && windows.len() == 1,
+        // Several windows keep one pass after them all: merging on the tail of each window's
+        // dispatch was 0-0.7% slower at KV 128k (two windows) with pages on the H200.
+        merge_in_kernel: splits > 1
+            && tiles.kernel == DecodeKernel::Subgroup
+            && windows.len() == 1
+            && longest_kv / splits >= MERGE_MIN_KEYS_PER_SPLIT,
         work,
         forward,
         windows,

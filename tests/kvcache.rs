@@ -75,20 +75,21 @@ fn rows_without_keys() {
 
 #[test]
 fn consecutive_steps_of_one_plan() {
-    // The subgroup kernel merges its own splits: each step tags its partial states (the tag
-    // alternates from step to step, kept by counters in the plan's scratch). Steps of one plan,
-    // three in one submission and three alone, each with its own inputs, must equal a fresh
-    // plan's step (checked against the oracle) bit for bit: a merge that took the step before's
-    // states would differ, and one that never found this step's would write NaN.
-    for (dtype, seq_q) in [(DType::F32, 1), (DType::F16, 3)] {
-        let p = KvCacheAttention::decode(8, 2, 64, seq_q, &[5, 77, 300], 320)
+    // Steps of one plan, three in one submission and three alone, each with its own inputs, must
+    // equal a fresh plan's step (checked against the oracle) bit for bit. With 4200 cached keys in
+    // 4 splits the subgroup kernel merges its own splits: each step tags its partial states (the
+    // tag alternates from step to step, kept by counters in the plan's scratch), so a merge that
+    // took the step before's states would differ, and one that never found this step's would
+    // write NaN. With 300, a combine pass merges them.
+    for (dtype, seq_q, longest) in [(DType::F32, 1, 300), (DType::F16, 3, 4200)] {
+        let p = KvCacheAttention::decode(8, 2, 64, seq_q, &[5, 77, longest], longest + 20)
             .dtype(dtype)
             .causal(true)
             .num_splits(4)
             .with_lse(true);
         let plan = ctx().plan_kv_cache(&p).unwrap();
-        let merging = plan.plan().tiles.kernel == kvcache::DecodeKernel::Subgroup;
-        assert_eq!(plan.plan().merge_in_kernel, merging);
+        let subgroup = plan.plan().tiles.kernel == kvcache::DecodeKernel::Subgroup;
+        assert_eq!(plan.plan().merge_in_kernel, subgroup && longest == 4200);
         let seeds: Vec<u64> = (0..6).map(|i| 1500 + 10 * i).collect();
         let want: Vec<_> = seeds.iter().map(|&seed| check(&p, seed)).collect();
         let e = p.dtype.size();
@@ -133,6 +134,27 @@ fn consecutive_steps_of_one_plan() {
             assert_eq!(bits(&out), bits(&want.out), "{dtype:?}: step {n}, O");
             assert_eq!(bits(&lse), bits(&want.lse), "{dtype:?}: step {n}, LSE");
         }
+    }
+}
+
+#[test]
+fn many_splits_merged_in_batches() {
+    // More splits than the merging workgroup reads at once (it reads them in several batches),
+    // up to 8 query heads per KV head in a block, and several head_dim chunks per thread of a row
+    // (d = 256); a 3-token cache leaves most of its splits empty.
+    for (hq, hkv, d, splits) in [(16, 2, 256, 9), (8, 1, 64, 20), (4, 4, 32, 20)] {
+        // 1030 keys per split of the longest sequence: long enough for the kernel to merge.
+        let longest = 1030 * splits;
+        let p = KvCacheAttention::decode(hq, hkv, d, 1, &[longest, 3, 700], longest)
+            .dtype(DType::F16)
+            .num_splits(splits)
+            .with_lse(true);
+        // The subgroup kernel's own tiles where the device has subgroups (the plan may take the
+        // portable kernel at some of these shapes).
+        let tiles = kvcache::default_tiles(&p, kvcache::DecodeKernel::Subgroup, ctx().caps()).ok();
+        let plan = kvcache::plan_with(&p, ctx().caps(), tiles).unwrap();
+        assert_eq!(plan.merge_in_kernel, tiles.is_some());
+        assert_eq!(check_on(ctx(), &p, 1600 + d as u64, tiles).splits, splits);
     }
 }
 
