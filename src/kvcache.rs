@@ -1209,7 +1209,7 @@ const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// The subgroup kernel merges its own splits ([`KvCachePlan::merge_in_kernel`]) only where they
 /// are this long. On the H200 (batch 8, 32/8 heads, d = 128, f16, 16 splits;
 /// bench-results/h200-2026-11-30-session10), merging in the kernel took about 1% off steps of
-/// 1024 and 2048 keys per split (KV 16k and 32k), but made steps of 256 keys per split 3-7%
+/// 1024 and 2048 keys per split (KV 16k and 32k), but made steps of 256 keys per split 2-7%
 /// slower (KV 1k with 4 splits, 4k with 16) than the combine pass.
 const MERGE_MIN_KEYS_PER_SPLIT: u32 = 1024;
 /// Workgroups per dispatch the plan aims for where the device's compute units are unknown: a
