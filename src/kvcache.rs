@@ -1102,8 +1102,9 @@ pub struct KvCachePlan {
     /// With splits: whether the last workgroup to finish of each work item and KV head merges
     /// the partial states in the attention kernel, rather than a combine pass after it. The
     /// subgroup kernel does, in a step of one dispatch (one window) whose splits cover at least
-    /// 1024 keys of the longest sequence: on the H200 that took about 1% off decode steps at KV
-    /// 16k and 32k, and made shorter steps slower (bench-results/h200-2026-11-30-session10).
+    /// 1024 keys of the longest sequence (`MERGE_MIN_KEYS_PER_SPLIT` says what that measured on
+    /// the H200: about 1% at KV 16k-32k, call to call from 1.7% slower to 3% faster, and 2-7%
+    /// slower for splits of 256 keys).
     pub merge_in_kernel: bool,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,
@@ -1207,10 +1208,11 @@ fn workgroups_per_unit(kernel: DecodeKernel) -> u32 {
 /// A split covers at least this many keys (shorter ones cost more in the combine than they save).
 const MIN_KEYS_PER_SPLIT: u32 = 256;
 /// The subgroup kernel merges its own splits ([`KvCachePlan::merge_in_kernel`]) only where they
-/// are this long. On the H200 (batch 8, 32/8 heads, d = 128, f16, 16 splits;
-/// bench-results/h200-2026-11-30-session10), merging in the kernel took about 1% off steps of
-/// 1024 and 2048 keys per split (KV 16k and 32k), but made steps of 256 keys per split 2-7%
-/// slower (KV 1k with 4 splits, 4k with 16) than the combine pass.
+/// are this long. On the H200 (batch 8, 32/8 heads, d = 128, f16; bench-results/
+/// h200-2026-11-30-session10), against the combine pass: at 1024 and 2048 keys per split (KV 16k
+/// and 32k, 16 splits) merging in the kernel was 0.1-2.1% faster with pages and, contiguous,
+/// from 1.7% slower to 3% faster call to call; at 256 keys per split (KV 1k with 4 splits, 4k
+/// with 16) it was 2-7% slower. Nothing between 256 and 1024 was measured.
 const MERGE_MIN_KEYS_PER_SPLIT: u32 = 1024;
 /// Workgroups per dispatch the plan aims for where the device's compute units are unknown: a
 /// guess that fills a large GPU (an H200 holds 1056 of the subgroup kernel's at once), at the cost
@@ -1397,7 +1399,7 @@ pub fn plan_with(
         tiles,
         splits,
         // Several windows keep one pass after them all: merging on the tail of each window's
-        // dispatch was 0-0.7% slower at KV 128k (two windows) with pages on the H200.
+        // dispatch was 0-0.9% slower at KV 128k (two windows) with pages on the H200.
         merge_in_kernel: splits > 1
             && tiles.kernel == DecodeKernel::Subgroup
             && windows.len() == 1
