@@ -117,9 +117,6 @@ struct Params {
     k: vec4<u32>,
     v: vec4<u32>,
     o: vec4<u32>,
-    // MERGE (the portable kernel's Params end above): where the arrival counters start in
-    // part_buf (u32 words), plus this dispatch's first work item times heads_kv.
-    counter_offset: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -232,7 +229,10 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     // here by the invocation that counts in later, so that the read comes before its own count;
     // the others take the tag from workgroup memory at the end (written there, not here, so that
     // nothing waits for this read before the key loop).
-    let counter_at = params.counter_offset + work * params.heads_kv + head_kv;
+    // The counters follow the partial LSEs; a merging step is one dispatch, so its work items
+    // count from 0.
+    let counter_at = params.part_lse_offset + params.splits * params.part_tokens * params.heads_q
+        + work * params.heads_kv + head_kv;
     var arrived = 0u;
     if (MERGE && lid == 0u) {
         arrived = part_load(counter_at);
@@ -474,8 +474,8 @@ fn tagged(bits: u32, tag: u32) -> u32 {
 // word, so a word another workgroup wrote before it counted in may not be visible yet: each is
 // read atomically, and a batch of MS splits is read again until every word in it carries this
 // step's tag; after STALE_ROUNDS reads of a batch the row is given up and its O and LSE are NaN,
-// so that a broken promise of visibility shows rather than hangs. TPR threads share a row: thread u of row
-// r takes its head_dim chunks u, u + TPR, ... (CPR of them).
+// so that a broken promise of visibility shows rather than hangs. TPR threads share a row:
+// thread u of row r takes its head_dim chunks u, u + TPR, ... (CPR of them).
 fn merge_splits(seq: u32, row0: u32, seq_q: u32, q_tok0: u32, head_kv: u32, lid: u32, tag: u32) {
     let g = params.group;
     let r = lid / TPR;

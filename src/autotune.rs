@@ -216,8 +216,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // KV head at d = 128 had 4; steps of 1-4 rows at d <= 64 had fewer too), and the tensor-core
 // tables have a new candidate, the plan at head dims up to 64 and from 160: version-3 winners
 // were timed without them.
-// 5: the subgroup KV-cache kernel merges its own splits in a step of one dispatch (no combine
-// pass), which changes what a split costs: version-4 split counts were timed with the pass.
+// 5: the subgroup KV-cache kernel merges its own splits in a step of one dispatch whose splits
+// cover at least 1024 keys (no combine pass), which changes what a split costs there: version-4
+// split counts were timed with the pass.
 const VERSION: u32 = 5;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";

@@ -1399,7 +1399,8 @@ pub fn plan_with(
         tiles,
         splits,
         // Several windows keep one pass after them all: merging on the tail of each window's
-        // dispatch was 0-0.9% slower at KV 128k (two windows) with pages on the H200.
+        // dispatch was 0-0.9% slower at KV 128k (two windows) with pages on the H200. (The
+        // kernel finds its counters for one dispatch only.)
         merge_in_kernel: splits > 1
             && tiles.kernel == DecodeKernel::Subgroup
             && windows.len() == 1

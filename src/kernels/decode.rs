@@ -54,9 +54,6 @@ struct AttentionParams {
     k: [u32; 4],
     v: [u32; 4],
     o: [u32; 4],
-    /// Read by the subgroup kernel only (the portable kernel's `Params` ends above).
-    counter_offset: u32,
-    _pad: [u32; 3],
 }
 
 /// Mirrors `Params` in decode_combine.wgsl.
@@ -1058,8 +1055,6 @@ impl KvCachePlanned {
                 k: [k_win.first, page_stride, tok_stride, head_stride],
                 v: [v_win.first, page_stride, tok_stride, head_stride],
                 o: with(q_rows, out.first),
-                counter_offset: splits * rows * (p.head_dim + 1) + w.work.0 * p.heads_kv,
-                _pad: [0; 3],
             };
             let u = uniform(device, &params);
             let bg = bind_group(
