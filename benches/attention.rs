@@ -87,6 +87,11 @@ struct Args {
     #[arg(long, value_delimiter = ',', value_parser = |s: &str| s.parse::<Tiles>().map_err(|e| e.to_string()))]
     #[serde(skip)]
     tiles: Vec<Tiles>,
+    /// The tensor-core tier's scores in registers (auto: where the device allows it; off:
+    /// through workgroup memory; on: required). Rows that keep them in registers are named
+    /// coop-matrix+regs.
+    #[arg(long, value_enum, default_value_t = Elements::Auto)]
+    coop_elements: Elements,
     /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
     #[arg(long)]
     packed_f16: bool,
@@ -121,6 +126,14 @@ struct Args {
     #[arg(long, hide = true)]
     #[serde(skip)]
     bench: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Elements {
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -737,6 +750,11 @@ fn bench_config(
             tiles,
             force_packed_f16: args.packed_f16,
             kernel,
+            coop_elements: match args.coop_elements {
+                Elements::Auto => None,
+                Elements::On => Some(true),
+                Elements::Off => Some(false),
+            },
         };
         let plan = match ctx.plan_with(p, options) {
             Ok(plan) => plan,
@@ -756,7 +774,15 @@ fn bench_config(
             }
         };
         let mut row = template.clone();
-        row.kernel = plan.plan().kernel.name().into();
+        row.kernel = format!(
+            "{}{}",
+            plan.plan().kernel.name(),
+            if plan.plan().coop_elements {
+                "+regs"
+            } else {
+                ""
+            }
+        );
         row.tiles = plan.plan().tiles.to_string();
         row.stream_q = plan.plan().stream_q;
         row.storage = plan.plan().storage.name().to_string();

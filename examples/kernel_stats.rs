@@ -85,6 +85,8 @@ mod native {
         label: String,
         source: String,
         entry: &'static str,
+        /// SPIR-V made by the crate itself (element access), used instead of `source`'s.
+        spirv: Option<Vec<u32>>,
     }
 
     pub fn main() -> Result<(), Error> {
@@ -142,6 +144,12 @@ mod native {
                                     ),
                                     source: forward::shader_source(plan),
                                     entry: "forward",
+                                    // Kernels with element access run as the context compiles them.
+                                    spirv: if plan.coop_elements {
+                                        Some(wgpu_flash_attn::kernels::coop::spirv(plan)?)
+                                    } else {
+                                        None
+                                    },
                                 });
                             }
                             Err(e) => println!("skipped d={d} {dtype:?} {kernel:?} {tiles:?}: {e}"),
@@ -162,13 +170,17 @@ mod native {
                     label: format!("decode splits={} tiles {}", plan.splits, plan.tiles),
                     source: decode::attention_source(plan),
                     entry: "decode",
+                    spirv: None,
                 });
             }
         }
 
         let vulkan = Vulkan::new(&caps.name)?;
         for v in &variants {
-            let (spirv, bindings) = to_spirv(&v.source, v.entry)?;
+            let (mut spirv, bindings) = to_spirv(&v.source, v.entry)?;
+            if let Some(words) = &v.spirv {
+                spirv = words.clone();
+            }
             println!("\n== {}", v.label);
             if !vulkan.has_statistics() {
                 println!("  compiled (no statistics from this driver)");

@@ -10,7 +10,17 @@
 // memory, where its lanes apply the masks, update the running max and sum and write the
 // probabilities P as f16; then O (MR x D, R16 * D / 16 accumulator fragments) += P V.
 //
-// Cooperative matrices are opaque: their rows cannot be rescaled in registers. So the running max
+// ELEMENTS (where the plan has probed the device): the scores never leave registers. WGSL cannot
+// reach a fragment's elements, so the kernel calls stub functions (coop_get_c, coop_set_a, ...)
+// that the host turns into SPIR-V element access (src/kernels/spirv_elements.rs) before passing
+// the module through to the Vulkan driver. Each lane then masks and exponentiates its own elements
+// of the S fragments, reduces row maxima and sums with the 3 other lanes of its rows, and builds
+// the P fragments element by element; the row rescale of O also happens in registers. That drops
+// both round trips through workgroup memory and the subgroup barriers between the stages
+// (bench-results/h200-2026-11-30-session11, call3: 13% faster at d = 128). Which (row, column) each
+// element is comes from probe_elements at the end of this file, run once per device.
+//
+// Cooperative matrices are opaque in WGSL: their rows cannot be rescaled in registers. So the running max
 // is only moved when a row's max grows by more than 2^THRESH (in exp2 units); until then P stays
 // below 2^THRESH, which f16 holds exactly as well as values below 1. When any row must move, its
 // subgroup takes a slow path that scales O through workgroup memory; after the first few tiles
@@ -60,12 +70,15 @@ const WRITE_LSE: bool = true;
 // Subgroup barriers order each subgroup's own stages (see above); else workgroup barriers.
 const SUBGROUP_SYNC: bool = false;
 fn sync_subgroup() { workgroupBarrier(); }
+// Scores and probabilities stay in registers (element access to the fragments; see ELEMENTS).
+const ELEMENTS: bool = false;
 // HEADER END
 
 const D4: u32 = D / 4u;
 const D16: u32 = D / 16u;
 const N16: u32 = BN / 16u;
 const MR: u32 = 16u * R16;      // query rows per subgroup
+const SLOTS: u32 = select(R16, 2u * R16, ELEMENTS);   // rows a lane keeps a max and sum of
 const BM: u32 = MR * NS;
 const WG: u32 = SG * NS;
 const LPR: u32 = SG / 16u;      // lanes per score row in the softmax (each lane has R16 rows)
@@ -241,6 +254,43 @@ fn prob(x: f32, m_scaled: f32) -> f32 {
     return select(0.0, exp2(fma(x, params.scale_log2, -m_scaled)), x > MASKED);
 }
 
+// ELEMENTS: element i of a lane's share of a 16 x 16 fragment. WGSL has no such access; in the
+// SPIR-V these calls become OpCompositeExtract / OpCompositeInsert with constant i
+// (src/kernels/spirv_elements.rs), so these bodies never run. Which (row, column) element i is
+// was probed on the device: with 32 lanes, lane l holds row l / 4 in elements 0-3 and row l / 4 + 8
+// in 4-7, columns 2 (l % 4) + {0, 1, 8, 9}, the same in C (f32) and A (f16) fragments.
+const EL: u32 = 8u;
+const HALVES: u32 = 2u;   // rows per lane and 16-row block
+fn coop_get_c(m: coop_mat16x16<f32, C>, i: u32) -> f32 { return 0.0; }
+fn coop_set_c(m: coop_mat16x16<f32, C>, i: u32, x: f32) -> coop_mat16x16<f32, C> { return m; }
+fn coop_set_a(m: coop_mat16x16<f16, A>, i: u32, x: f16) -> coop_mat16x16<f16, A> { return m; }
+fn coop_get_a(m: coop_mat16x16<f16, A>, i: u32) -> f16 { return 0.0h; }
+fn elem_row(lane: u32, i: u32) -> u32 { return lane / 4u + 8u * (i / 4u); }
+fn elem_col(lane: u32, i: u32) -> u32 { return 2u * (lane % 4u) + (i % 2u) + 8u * ((i / 2u) % 2u); }
+
+// ELEMENTS: this lane's scores of row block rb of the tile at n0 (element e of key block nb at
+// x[nb * EL + e], raw on entry) through score(), and the tile max of its two rows.
+fn elem_scores(x: ptr<function, array<f32, EL * N16>>, lane: u32, n0: u32, row_first: u32,
+               diag_offset: i32, interior: bool, slope: f32, batch: u32, head_q: u32,
+               seq_q: u32, seq_kv: u32) -> vec2<f32> {
+    var tile_max = vec2<f32>(MASKED);
+    for (var nb = 0u; nb < N16; nb++) {
+        for (var e = 0u; e < EL; e++) {
+            let row = row_first + elem_row(lane, e);
+            let key = n0 + nb * 16u + elem_col(lane, e);
+            let v = score((*x)[nb * EL + e], key, row, i32(row) + diag_offset, interior, slope,
+                batch, head_q, seq_q, seq_kv);
+            (*x)[nb * EL + e] = v;
+            if (e < 4u) {
+                tile_max.x = max(tile_max.x, v);
+            } else {
+                tile_max.y = max(tile_max.y, v);
+            }
+        }
+    }
+    return tile_max;
+}
+
 @compute @workgroup_size(WG)
 fn forward(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -339,9 +389,11 @@ fn forward(
     let part = lane % LPR;
     let s_base = row0 * SS;
     let p_base = row0 * PS;
-    var m_used: array<f32, R16>;   // the max subtracted in exp2 (unscaled score units)
-    var l_part: array<f32, R16>;   // this lane's share of the row sum, relative to m_used
-    for (var rb = 0u; rb < R16; rb++) {
+    // Per row this lane works on: R16 of them, or with ELEMENTS 2 R16 (rows g and g + 8 of each
+    // block, g = lane / 4, at [2 rb] and [2 rb + 1]).
+    var m_used: array<f32, SLOTS>;   // the max subtracted in exp2 (unscaled score units)
+    var l_part: array<f32, SLOTS>;   // this lane's share of the row sum, relative to m_used
+    for (var rb = 0u; rb < SLOTS; rb++) {
         m_used[rb] = MASKED;
         l_part[rb] = 0.0;
     }
@@ -387,154 +439,258 @@ fn forward(
             }
         }
 
-        // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read
-        // once for all R16 row blocks.
-        for (var nb = 0u; nb < N16; nb++) {
-            var s_acc: array<coop_mat16x16<f32, C>, R16>;
-            for (var rb = 0u; rb < R16; rb++) {
-                s_acc[rb] = zero_frag;
-            }
-            for (var kd = 0u; kd < D16; kd++) {
-                let at = nb * 16u * RS + kd * 16u;
-                let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+        if (ELEMENTS) {
+            // S = Q K^T into registers, as in the other path; then the softmax on this lane's
+            // elements of the fragments, and P V from fragments built in registers: no round
+            // trip through workgroup memory and no barrier between the stages.
+            var s_acc: array<coop_mat16x16<f32, C>, R16 * N16>;
+            for (var nb = 0u; nb < N16; nb++) {
                 for (var rb = 0u; rb < R16; rb++) {
-                    s_acc[rb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb]);
+                    s_acc[rb * N16 + nb] = zero_frag;
+                }
+                for (var kd = 0u; kd < D16; kd++) {
+                    let at = nb * 16u * RS + kd * 16u;
+                    let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+                    for (var rb = 0u; rb < R16; rb++) {
+                        s_acc[rb * N16 + nb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb * N16 + nb]);
+                    }
                 }
             }
+            var interior = false;
+            if (BANDED) {
+                let first = i32(m0 + row0) + diag_offset;
+                let last = i32(m0 + row0 + MR - 1u) + diag_offset;
+                interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
+                    && (params.win_left < 0 || i32(n0) >= last - params.win_left)
+                    && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
+            }
+            var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
+            var alpha: array<f32, 2u * R16>;
+            var moved = false;
             for (var rb = 0u; rb < R16; rb++) {
-                let at = s_base + rb * 16u * SS + nb * 16u;
-                coopStoreT(s_acc[rb], &s_tile[at / 4u], SS / 4u);
-            }
-        }
-        sync_subgroup();
-
-        // BANDED: whether every key of the tile is inside the band of every row of this subgroup
-        // (and inside both sequences), so that no element needs the mask: the first row bounds
-        // the band's right edge, the last row its left edge.
-        var interior = false;
-        var moved = false;
-        if (BANDED) {
-            let first = i32(m0 + row0) + diag_offset;
-            let last = i32(m0 + row0 + MR - 1u) + diag_offset;
-            interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
-                && (params.win_left < 0 || i32(n0) >= last - params.win_left)
-                && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
-        }
-
-        for (var rb = 0u; rb < R16; rb++) {
-            let rr = rb * 16u + r; // row within the subgroup's block
-            let row = m0 + row0 + rr;
-            let diag = i32(row) + diag_offset;
-            // Score modifiers, the mask, and the row max of this tile: this lane's CPL adjacent
-            // columns, four at a time.
-            var x: array<f32, CPL>;
-            var tile_max: f32;
-            let s_row = (s_base + rr * SS + part * CPL) / 4u;
-            // BANDED: tiles wholly inside the band (almost all of them) take a copy of the scores
-            // that skips the visibility test (`true` below is a constant in that copy once
-            // row_scores is inlined); `interior` is the same for the whole subgroup, so the
-            // branch is uniform. Passing `interior` itself to one copy instead left the test in
-            // every tile's code: causal ran 9% (d = 128) and 16% (d = 64) slower
-            // (bench-results/h200-2026-11-30-session8, call5). Without a band the first copy is
-            // dead code.
-            if (BANDED && interior) {
-                tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
-            } else {
-                tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
-            }
-            for (var off = 1u; off < LPR; off *= 2u) {
-                tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
-            }
-
-            // Move the subtracted max only when this row's max grew by more than 2^THRESH; a row
-            // that saw no key yet has O = 0 and l = 0, so it takes the new max for free.
-            var alpha = 1.0;
-            if (m_used[rb] <= MASKED) {
-                m_used[rb] = tile_max;
-            } else if ((tile_max - m_used[rb]) * params.scale_log2 > THRESH) {
-                alpha = exp2((m_used[rb] - tile_max) * params.scale_log2);
-                m_used[rb] = tile_max;
-                moved = true;
-                if (!SUBGROUP_SYNC) {
-                    shared_u32[RESCALE] = 1u;
+                var x: array<f32, EL * N16>;
+                for (var nb = 0u; nb < N16; nb++) {
+                    for (var e = 0u; e < EL; e++) {
+                        x[nb * EL + e] = coop_get_c(s_acc[rb * N16 + nb], e);
+                    }
+                }
+                let row_first = m0 + row0 + rb * 16u;
+                var tile_max: vec2<f32>;
+                if (BANDED && interior) {
+                    tile_max = elem_scores(&x, lane, n0, row_first, diag_offset, true, slope, batch, head_q, seq_q, seq_kv);
+                } else {
+                    tile_max = elem_scores(&x, lane, n0, row_first, diag_offset, false, slope, batch, head_q, seq_q, seq_kv);
+                }
+                // The 4 lanes of a row are adjacent.
+                tile_max = max(tile_max, subgroupShuffleXor(tile_max, 1u));
+                tile_max = max(tile_max, subgroupShuffleXor(tile_max, 2u));
+                for (var h = 0u; h < HALVES; h++) {
+                    let slot = 2u * rb + h;
+                    var a = 1.0;
+                    if (m_used[slot] <= MASKED) {
+                        m_used[slot] = tile_max[h];
+                    } else if ((tile_max[h] - m_used[slot]) * params.scale_log2 > THRESH) {
+                        a = exp2((m_used[slot] - tile_max[h]) * params.scale_log2);
+                        m_used[slot] = tile_max[h];
+                        moved = true;
+                    }
+                    alpha[slot] = a;
+                    l_part[slot] *= a;
+                }
+                let m_lo = m_used[2u * rb] * params.scale_log2;
+                let m_hi = m_used[2u * rb + 1u] * params.scale_log2;
+                for (var nb = 0u; nb < N16; nb++) {
+                    // Every element is set, so any A fragment will do to start from.
+                    var pf = q_frag[0];
+                    for (var e = 0u; e < EL; e++) {
+                        let pe = prob(x[nb * EL + e], select(m_hi, m_lo, e < 4u));
+                        if (e < 4u) {
+                            l_part[2u * rb] += pe;
+                        } else {
+                            l_part[2u * rb + 1u] += pe;
+                        }
+                        pf = coop_set_a(pf, e, f16(pe));
+                    }
+                    p_frag[rb * N16 + nb] = pf;
                 }
             }
-            if (part == 0u) {
-                row_scale[row0 + rr] = alpha;
+            // Rare: a row's max moved; scale its O in registers.
+            if (subgroupAny(moved)) {
+                for (var f = 0u; f < R16 * D16; f++) {
+                    for (var e = 0u; e < EL; e++) {
+                        let a = alpha[2u * (f / D16) + e / 4u];
+                        o_acc[f] = coop_set_c(o_acc[f], e, coop_get_c(o_acc[f], e) * a);
+                    }
+                }
             }
-            var l = l_part[rb] * alpha;
-            let m_scaled = m_used[rb] * params.scale_log2;
-            let p_row = (p_base + rr * PS + part * CPL) / 4u;
-            for (var j4 = 0u; j4 < CPL4; j4++) {
-                let p4 = vec4<f32>(
-                    prob(x[j4 * 4u], m_scaled),
-                    prob(x[j4 * 4u + 1u], m_scaled),
-                    prob(x[j4 * 4u + 2u], m_scaled),
-                    prob(x[j4 * 4u + 3u], m_scaled),
-                );
-                l += (p4.x + p4.y) + (p4.z + p4.w);
-                p_tile[p_row + j4] = vec4<f16>(p4);
+            for (var f = 0u; f < D16; f++) {
+                for (var nb = 0u; nb < N16; nb++) {
+                    let at = (BN + nb * 16u) * RS + f * 16u;
+                    let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+                    for (var rb = 0u; rb < R16; rb++) {
+                        let o = rb * D16 + f;
+                        o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
+                    }
+                }
             }
-            l_part[rb] = l;
-        }
-
-        // P, row_scale (and the flag) are visible to the whole subgroup (workgroup) after this.
-        var rescale: bool;
-        if (SUBGROUP_SYNC) {
-            sync_subgroup();
-            rescale = subgroupAny(moved);
         } else {
-            rescale = workgroupUniformLoad(&shared_u32[RESCALE]) != 0u;
-        }
-        if (rescale) {
-            // Rare: scale O by row through this subgroup's score block, 16 rows at a time.
-            for (var f = 0u; f < R16 * D16; f++) {
-                coopStoreT(o_acc[f], &s_tile[s_base / 4u], SS / 4u);
-                sync_subgroup();
-                for (var e = lane; e < 64u; e += SG) {
-                    let at = (s_base + (e / 4u) * SS) / 4u + e % 4u;
-                    s_tile[at] *= row_scale[row0 + (f / D16) * 16u + e / 4u];
-                }
-                sync_subgroup();
-                o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base / 4u], SS / 4u);
-                sync_subgroup();
-            }
-        }
-
-        // O += P V: each V fragment is read once for all R16 row blocks.
-        var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
-        for (var rb = 0u; rb < R16; rb++) {
+            // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read
+            // once for all R16 row blocks.
             for (var nb = 0u; nb < N16; nb++) {
-                let at = p_base + rb * 16u * PS + nb * 16u;
-                p_frag[rb * N16 + nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at / 4u], PS / 4u);
-            }
-        }
-        for (var f = 0u; f < D16; f++) {
-            for (var nb = 0u; nb < N16; nb++) {
-                let at = (BN + nb * 16u) * RS + f * 16u;
-                let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+                var s_acc: array<coop_mat16x16<f32, C>, R16>;
                 for (var rb = 0u; rb < R16; rb++) {
-                    let o = rb * D16 + f;
-                    o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
+                    s_acc[rb] = zero_frag;
+                }
+                for (var kd = 0u; kd < D16; kd++) {
+                    let at = nb * 16u * RS + kd * 16u;
+                    let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+                    for (var rb = 0u; rb < R16; rb++) {
+                        s_acc[rb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb]);
+                    }
+                }
+                for (var rb = 0u; rb < R16; rb++) {
+                    let at = s_base + rb * 16u * SS + nb * 16u;
+                    coopStoreT(s_acc[rb], &s_tile[at / 4u], SS / 4u);
+                }
+            }
+            sync_subgroup();
+
+            // BANDED: whether every key of the tile is inside the band of every row of this subgroup
+            // (and inside both sequences), so that no element needs the mask: the first row bounds
+            // the band's right edge, the last row its left edge.
+            var interior = false;
+            var moved = false;
+            if (BANDED) {
+                let first = i32(m0 + row0) + diag_offset;
+                let last = i32(m0 + row0 + MR - 1u) + diag_offset;
+                interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
+                    && (params.win_left < 0 || i32(n0) >= last - params.win_left)
+                    && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
+            }
+
+            for (var rb = 0u; rb < R16; rb++) {
+                let rr = rb * 16u + r; // row within the subgroup's block
+                let row = m0 + row0 + rr;
+                let diag = i32(row) + diag_offset;
+                // Score modifiers, the mask, and the row max of this tile: this lane's CPL adjacent
+                // columns, four at a time.
+                var x: array<f32, CPL>;
+                var tile_max: f32;
+                let s_row = (s_base + rr * SS + part * CPL) / 4u;
+                // BANDED: tiles wholly inside the band (almost all of them) take a copy of the scores
+                // that skips the visibility test (`true` below is a constant in that copy once
+                // row_scores is inlined); `interior` is the same for the whole subgroup, so the
+                // branch is uniform. Passing `interior` itself to one copy instead left the test in
+                // every tile's code: causal ran 9% (d = 128) and 16% (d = 64) slower
+                // (bench-results/h200-2026-11-30-session8, call5). Without a band the first copy is
+                // dead code.
+                if (BANDED && interior) {
+                    tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
+                } else {
+                    tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
+                }
+                for (var off = 1u; off < LPR; off *= 2u) {
+                    tile_max = max(tile_max, subgroupShuffleXor(tile_max, off));
+                }
+
+                // Move the subtracted max only when this row's max grew by more than 2^THRESH; a row
+                // that saw no key yet has O = 0 and l = 0, so it takes the new max for free.
+                var alpha = 1.0;
+                if (m_used[rb] <= MASKED) {
+                    m_used[rb] = tile_max;
+                } else if ((tile_max - m_used[rb]) * params.scale_log2 > THRESH) {
+                    alpha = exp2((m_used[rb] - tile_max) * params.scale_log2);
+                    m_used[rb] = tile_max;
+                    moved = true;
+                    if (!SUBGROUP_SYNC) {
+                        shared_u32[RESCALE] = 1u;
+                    }
+                }
+                if (part == 0u) {
+                    row_scale[row0 + rr] = alpha;
+                }
+                var l = l_part[rb] * alpha;
+                let m_scaled = m_used[rb] * params.scale_log2;
+                let p_row = (p_base + rr * PS + part * CPL) / 4u;
+                for (var j4 = 0u; j4 < CPL4; j4++) {
+                    let p4 = vec4<f32>(
+                        prob(x[j4 * 4u], m_scaled),
+                        prob(x[j4 * 4u + 1u], m_scaled),
+                        prob(x[j4 * 4u + 2u], m_scaled),
+                        prob(x[j4 * 4u + 3u], m_scaled),
+                    );
+                    l += (p4.x + p4.y) + (p4.z + p4.w);
+                    p_tile[p_row + j4] = vec4<f16>(p4);
+                }
+                l_part[rb] = l;
+            }
+
+            // P, row_scale (and the flag) are visible to the whole subgroup (workgroup) after this.
+            var rescale: bool;
+            if (SUBGROUP_SYNC) {
+                sync_subgroup();
+                rescale = subgroupAny(moved);
+            } else {
+                rescale = workgroupUniformLoad(&shared_u32[RESCALE]) != 0u;
+            }
+            if (rescale) {
+                // Rare: scale O by row through this subgroup's score block, 16 rows at a time.
+                for (var f = 0u; f < R16 * D16; f++) {
+                    coopStoreT(o_acc[f], &s_tile[s_base / 4u], SS / 4u);
+                    sync_subgroup();
+                    for (var e = lane; e < 64u; e += SG) {
+                        let at = (s_base + (e / 4u) * SS) / 4u + e % 4u;
+                        s_tile[at] *= row_scale[row0 + (f / D16) * 16u + e / 4u];
+                    }
+                    sync_subgroup();
+                    o_acc[f] = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[s_base / 4u], SS / 4u);
+                    sync_subgroup();
+                }
+            }
+
+            // O += P V: each V fragment is read once for all R16 row blocks.
+            var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
+            for (var rb = 0u; rb < R16; rb++) {
+                for (var nb = 0u; nb < N16; nb++) {
+                    let at = p_base + rb * 16u * PS + nb * 16u;
+                    p_frag[rb * N16 + nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at / 4u], PS / 4u);
+                }
+            }
+            for (var f = 0u; f < D16; f++) {
+                for (var nb = 0u; nb < N16; nb++) {
+                    let at = (BN + nb * 16u) * RS + f * 16u;
+                    let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+                    for (var rb = 0u; rb < R16; rb++) {
+                        let o = rb * D16 + f;
+                        o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
+                    }
                 }
             }
         }
 
     }
 
-    // Row sums: add the LPR lanes' parts. Then 1 / l (and the LSE) per row.
+    // Row sums: add the parts of the lanes of a row (LPR of them, or with ELEMENTS the 4 that
+    // share it). Then 1 / l (and the LSE) per row.
     workgroupBarrier();
-    for (var rb = 0u; rb < R16; rb++) {
-        let rr = rb * 16u + r;
+    for (var k = 0u; k < SLOTS; k++) {
+        var rr = k * 16u + r;
+        var lanes = LPR;
+        var writer = part == 0u;
+        if (ELEMENTS) {
+            rr = (k / 2u) * 16u + elem_row(lane, 4u * (k % 2u));
+            lanes = 4u;
+            writer = lane % 4u == 0u;
+        }
         let row = m0 + row0 + rr;
-        var l = l_part[rb];
-        for (var off = 1u; off < LPR; off *= 2u) {
+        var l = l_part[k];
+        for (var off = 1u; off < lanes; off *= 2u) {
             l += subgroupShuffleXor(l, off);
         }
-        if (part == 0u) {
+        if (writer) {
             // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the
             // sink).
-            let m2 = m_used[rb] * params.scale_log2;
+            let m2 = m_used[k] * params.scale_log2;
             var inv = select(0.0, 1.0 / l, l > 0.0);
             var lse = m2 * LN2 + log(l);
             if (SINKS) {
@@ -578,3 +734,36 @@ fn forward(
         workgroupBarrier();
     }
 }
+
+// ELEMENTS: whether elem_row and elem_col say where this device keeps each element of a C (f32)
+// and an A (f16) fragment, and whether setting an element of an A fragment puts it there. Run
+// once per device, in one subgroup of 32 lanes, before any plan keeps scores in registers; each
+// lane writes its count of mismatches to lse_buf[lane] (the plan needs them all 0).
+@compute @workgroup_size(32)
+fn probe_elements(@builtin(subgroup_invocation_id) lane: u32) {
+    // Element (row, column) of a 16 x 16 block holds 16 row + column.
+    for (var v = lane; v < 64u; v += 32u) {
+        let x = vec4<f32>(f32(4u * v), f32(4u * v + 1u), f32(4u * v + 2u), f32(4u * v + 3u));
+        s_tile[v] = x;
+        kv_tile[v] = vec4<f16>(x);
+    }
+    workgroupBarrier();
+    let c = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[0], 4u);
+    var a = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[0], 4u);
+    var wrong = 0u;
+    for (var e = 0u; e < EL; e++) {
+        let at = 16u * elem_row(lane, e) + elem_col(lane, e);
+        wrong += select(1u, 0u, coop_get_c(c, e) == f32(at));
+        wrong += select(1u, 0u, coop_get_a(a, e) == f16(at));
+        a = coop_set_a(a, e, f16(1024u + EL * lane + e));
+    }
+    workgroupBarrier();
+    coopStoreT(a, &kv_tile[0], 4u);
+    workgroupBarrier();
+    for (var e = 0u; e < EL; e++) {
+        let at = 16u * elem_row(lane, e) + elem_col(lane, e);
+        wrong += select(1u, 0u, kv_tile[at / 4u][at % 4u] == f16(1024u + EL * lane + e));
+    }
+    lse_buf[lane] = wrong;
+}
+

@@ -31,22 +31,31 @@ pub struct FlashContext {
 
 /// Features the context asks for when it creates the device itself, where the adapter has them.
 ///
-/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX`, which the tensor-core tier needs, and
-/// `SUBGROUP_BARRIER`, which it uses on NVIDIA: the context opts in to wgpu's experimental features
-/// for cooperative matrices when the adapter offers them. Create the
+/// This includes wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX`, which the tensor-core tier needs,
+/// `SUBGROUP_BARRIER`, which it uses on NVIDIA, and `PASSTHROUGH_SHADERS`, through which it keeps
+/// its scores in registers where a probe kernel approves the device
+/// ([`DeviceCaps::coop_elements`](crate::DeviceCaps::coop_elements)): the context opts in to wgpu's
+/// experimental features for cooperative matrices when the adapter offers them. Create the
 /// device yourself and pass it to [`FlashContext::new`] to decide otherwise.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
     .union(wgpu::Features::TIMESTAMP_QUERY)
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::SUBGROUP_BARRIER)
-    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+    .union(wgpu::Features::PASSTHROUGH_SHADERS);
 
 impl FlashContext {
     /// Wraps a device the caller created from `adapter`. The plan uses the device's enabled
     /// features and limits (not the adapter's), so ask for `SHADER_F16` and generous limits when
-    /// creating it if the adapter has them.
+    /// creating it if the adapter has them. On a Vulkan device with cooperative matrices,
+    /// `PASSTHROUGH_SHADERS` and 32-lane subgroups, this runs one small probe dispatch and waits for
+    /// it ([`DeviceCaps::coop_elements`](crate::DeviceCaps::coop_elements)).
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, adapter: &wgpu::Adapter) -> Result<Self> {
-        let caps = caps_of(&device, adapter);
+        let mut caps = caps_of(&device, adapter);
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            caps.coop_elements = crate::kernels::coop::elements_work(&device, &queue, &caps);
+        }
         Ok(Self::from_parts(device, queue, caps))
     }
 
@@ -241,6 +250,26 @@ impl FlashContext {
         })
     }
 
+    /// `source` compiled to SPIR-V here, its element-access stubs replaced
+    /// ([`crate::kernels::spirv_elements`]), for the driver to take as it is.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn spirv_words(&self, source: &str, entry: &str) -> Result<Vec<u32>> {
+        if !self
+            .device
+            .features()
+            .contains(wgpu::Features::PASSTHROUGH_SHADERS)
+        {
+            return Err(FlashError::Wgpu("SPIR-V passthrough is not enabled".into()));
+        }
+        crate::kernels::spirv_elements::compile(source, entry, shader_checks_forced())
+            .map_err(FlashError::Wgpu)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn spirv_words(&self, _: &str, _: &str) -> Result<Vec<u32>> {
+        Err(FlashError::Wgpu("no SPIR-V passthrough on the web".into()))
+    }
+
     /// A compute pipeline for `text`, from the cache (found by the text's key, without rendering
     /// it) or freshly compiled with the pipeline layout `layout` makes (only then called: plans
     /// made every step find their pipelines cached). Compilation errors that wgpu reports
@@ -256,6 +285,11 @@ impl FlashContext {
             return Ok(p.clone());
         }
         let source = text.render();
+        let spirv = if text.spirv {
+            Some(self.spirv_words(&source, entry)?)
+        } else {
+            None
+        };
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(entry),
@@ -272,7 +306,26 @@ impl FlashContext {
             bounds_checks: shader_checks_forced(),
             ..wgpu::ShaderRuntimeChecks::checked()
         };
-        let module = unsafe { self.device.create_shader_module_trusted(desc, checks) };
+        let module = match spirv {
+            // SAFETY: naga's SPIR-V of the same kernel, validated by naga, with stub calls
+            // replaced by element access to cooperative matrices at constant indices below the
+            // element count of a fragment in the subgroup size the plan checked.
+            Some(words) => unsafe {
+                let entry_points = [wgpu::PassthroughShaderEntryPoint {
+                    name: entry.into(),
+                    workgroup_size: (text.threads, 1, 1),
+                }];
+                self.device.create_shader_module_passthrough(
+                    wgpu::ShaderModuleDescriptorPassthrough {
+                        label: Some(entry),
+                        entry_points: entry_points.as_slice().into(),
+                        spirv: Some(words.into()),
+                        ..Default::default()
+                    },
+                )
+            },
+            None => unsafe { self.device.create_shader_module_trusted(desc, checks) },
+        };
         let layout = layout();
         let pipeline = self
             .device

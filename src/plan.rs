@@ -50,6 +50,10 @@ pub struct DeviceCaps {
     /// Compute units (SMs, CUs), estimated from the adapter name; 0 when unknown. Sizes the
     /// KV-cache plan's split count.
     pub compute_units: u32,
+    /// The tensor-core tier may keep scores in registers ([`Plan::coop_elements`]): the device
+    /// passes SPIR-V through and a probe kernel found every fragment element where that kernel
+    /// assumes it (checked when the context is created; Vulkan with 32-lane subgroups only).
+    pub coop_elements: bool,
 }
 
 impl DeviceCaps {
@@ -83,6 +87,7 @@ impl DeviceCaps {
             coop_matrix_f16: false,
             subgroup_barrier: false,
             compute_units: 0,
+            coop_elements: false,
         }
     }
 
@@ -242,6 +247,10 @@ pub struct PlanOptions {
     /// Run this kernel instead of the best one the device offers (an error if the device or the
     /// problem cannot use it).
     pub kernel: Option<Kernel>,
+    /// The tensor-core tier's scores in registers ([`Plan::coop_elements`]): `None` where the
+    /// device allows it, `Some(false)` never (scores through workgroup memory), `Some(true)`
+    /// required (an error where the device or the tiles do not allow it).
+    pub coop_elements: Option<bool>,
 }
 
 /// A validated, device-specific way to run one problem. Pure data; inspect it freely.
@@ -270,6 +279,9 @@ pub struct Plan {
     /// it relies on a subgroup barrier ordering workgroup memory, which NVIDIA's driver does but
     /// Vulkan does not promise for the barrier naga writes.
     pub subgroup_sync: bool,
+    /// The tensor-core kernel keeps scores and probabilities in registers, through element access
+    /// to its fragments (SPIR-V passed through to the driver).
+    pub coop_elements: bool,
 }
 
 impl Plan {
@@ -345,6 +357,20 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             });
         }
     }
+    // Scores in registers: the element layout the kernel assumes is for 32-lane subgroups.
+    let elements_allowed =
+        kernel == Kernel::ForwardCoopMatrix && caps.coop_elements && tiles.threads_x == 32;
+    let coop_elements = match options.coop_elements {
+        None => elements_allowed,
+        Some(false) => false,
+        Some(true) if elements_allowed => true,
+        Some(true) => {
+            return Err(FlashError::MissingFeature {
+                what: "tensor-core scores in registers",
+                feature: "SPIR-V passthrough with the probed fragment layout, the tensor-core tier and 32-lane subgroups",
+            })
+        }
+    };
     Ok(Plan {
         problem: problem.clone(),
         kernel,
@@ -357,6 +383,7 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         subgroup_sync: kernel == Kernel::ForwardCoopMatrix
             && caps.subgroup_barrier
             && crate::tuning::DeviceFamily::of(caps) == crate::tuning::DeviceFamily::Nvidia,
+        coop_elements,
     })
 }
 

@@ -180,6 +180,46 @@ fn the_tensor_core_tier_and_its_barriers() {
 }
 
 #[test]
+fn tensor_core_scores_in_registers_only_where_probed() {
+    let p = Attention::new(1, 2, 2, 256, 256, 128).dtype(DType::F16);
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.subgroup_barrier = true;
+    // Not probed (or the probe failed): workgroup memory, and requiring registers is an error.
+    let plain = plan(&p, &caps).unwrap();
+    assert_eq!(plain.kernel, Kernel::ForwardCoopMatrix);
+    assert!(!plain.coop_elements);
+    let required = PlanOptions {
+        coop_elements: Some(true),
+        ..forced(Kernel::ForwardCoopMatrix, None)
+    };
+    let err = plan_with(&p, &caps, required).unwrap_err();
+    assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
+    // Probed: registers by default, and workgroup memory on request.
+    caps.coop_elements = true;
+    assert!(plan(&p, &caps).unwrap().coop_elements);
+    assert!(plan_with(&p, &caps, required).unwrap().coop_elements);
+    let declined = PlanOptions {
+        coop_elements: Some(false),
+        ..Default::default()
+    };
+    assert!(!plan_with(&p, &caps, declined).unwrap().coop_elements);
+    // Only the tensor-core tier has them.
+    let subgroup = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap();
+    assert!(!subgroup.coop_elements);
+    let err = plan_with(
+        &p,
+        &caps,
+        PlanOptions {
+            coop_elements: Some(true),
+            ..forced(Kernel::ForwardSubgroup, None)
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
+}
+
+#[test]
 fn tensor_core_tiles_on_the_h200_by_head_dim() {
     // The measured choices (BENCHMARKS.md, ninth round): 8 subgroups of 16 rows everywhere, with
     // 32-key tiles at d = 96 to 144 and 16-key tiles elsewhere (up to 64 they lead, and from 160

@@ -100,6 +100,7 @@ fn every_forward_variant_validates_and_translates() {
                             tiles: Some(tiles),
                             force_packed_f16: packed,
                             kernel: Some(kernel),
+                            coop_elements: None,
                         },
                     ) else {
                         continue;
@@ -264,6 +265,15 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                                 plan.tiles
                             ),
                         );
+                        n += 1;
+                    }
+                    if subgroup == 32 {
+                        plan.coop_elements = true;
+                        let words = coop::spirv(&plan).unwrap_or_else(|e| {
+                            panic!("coop elements sg={subgroup} d={d} all={all}: {e}")
+                        });
+                        assert!(words.len() > 100);
+                        plan.coop_elements = false;
                         n += 1;
                     }
                 }

@@ -11,8 +11,10 @@ use wgpu_flash_attn::{
     AlibiSlopes, Attention, AttnMask, DType, FlashError, Kernel, MaskKind, PlanOptions,
 };
 
-/// The tiers this adapter can run an f16 problem on.
-fn tiers() -> Vec<Kernel> {
+/// The tiers this adapter can run an f16 problem on, each with the options that force it; where
+/// the tensor-core tier keeps scores in registers, that tier once more with them in workgroup
+/// memory.
+fn tiers() -> Vec<(Kernel, PlanOptions)> {
     let probe = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
     let mut found = vec![];
     for kernel in [
@@ -21,7 +23,12 @@ fn tiers() -> Vec<Kernel> {
         Kernel::ForwardCoopMatrix,
     ] {
         match ctx().plan_with(&probe, forced(kernel)) {
-            Ok(_) => found.push(kernel),
+            Ok(plan) => {
+                found.push((kernel, forced(kernel)));
+                if plan.plan().coop_elements {
+                    found.push((kernel, in_workgroup_memory(forced(kernel))));
+                }
+            }
             Err(e) => eprintln!("SKIPPED tier {}: {e}", kernel.name()),
         }
     }
@@ -35,10 +42,17 @@ fn forced(kernel: Kernel) -> PlanOptions {
     }
 }
 
+fn in_workgroup_memory(options: PlanOptions) -> PlanOptions {
+    PlanOptions {
+        coop_elements: Some(false),
+        ..options
+    }
+}
+
 /// Shapes around the tile edges (16-row fragments, 16- to 64-key tiles).
 #[test]
 fn awkward_shapes_on_every_tier() {
-    for kernel in tiers() {
+    for (kernel, options) in tiers() {
         let mut shapes = vec![
             (1, 1, 1, 1, 1, 16),
             (1, 2, 1, 15, 17, 32),
@@ -59,7 +73,7 @@ fn awkward_shapes_on_every_tier() {
                     .dtype(DType::F16)
                     .causal(causal)
                     .with_lse(true);
-                check(&p, forced(kernel), 2000 + n as u64, 1.0);
+                check(&p, options, 2000 + n as u64, 1.0);
             }
         }
     }
@@ -68,7 +82,7 @@ fn awkward_shapes_on_every_tier() {
 /// Each option alone and a variable-length batch, on every tier.
 #[test]
 fn options_on_every_tier() {
-    for kernel in tiers() {
+    for (_, options) in tiers() {
         let base = || Attention::new(2, 4, 2, 37, 90, 32).dtype(DType::F16);
         let problems = [
             base().window_size(20, 5),
@@ -104,7 +118,7 @@ fn options_on_every_tier() {
                 .with_lse(true),
         ];
         for (n, p) in problems.iter().enumerate() {
-            check(p, forced(kernel), 2100 + n as u64, 2.0);
+            check(p, options, 2100 + n as u64, 2.0);
         }
     }
 }
@@ -113,7 +127,7 @@ fn options_on_every_tier() {
 /// tiles, so a kernel that postpones rescaling must rescale (here, many times).
 #[test]
 fn growing_scores_force_rescaling_on_every_tier() {
-    for kernel in tiers() {
+    for (_, options) in tiers() {
         let p = Attention::new(1, 2, 1, 40, 300, 64)
             .dtype(DType::F16)
             .with_lse(true);
@@ -127,7 +141,7 @@ fn growing_scores_force_rescaling_on_every_tier() {
                 *x = (x.abs() * 0.2 + 0.9) * (n as f32 / 25.0);
             }
         }
-        check_inputs(&p, forced(kernel), &inputs);
+        check_inputs(&p, options, &inputs);
     }
 }
 
@@ -135,7 +149,7 @@ fn growing_scores_force_rescaling_on_every_tier() {
 /// multiple of 16).
 #[test]
 fn random_combinations_on_every_tier() {
-    for kernel in tiers() {
+    for (kernel, options) in tiers() {
         let mut rng = ChaCha8Rng::seed_from_u64(77);
         let cases = if kernel == Kernel::ForwardCoopMatrix {
             100
@@ -144,16 +158,22 @@ fn random_combinations_on_every_tier() {
         };
         for case in 0..cases {
             let p = random_problem(&mut rng, &[16, 32, 48, 64, 96, 128], &[DType::F16], 90);
-            check(&p, forced(kernel), 3000 + case, 2.0);
+            check(&p, options, 3000 + case, 2.0);
         }
     }
 }
 
 /// Every cooperative-matrix tile of the tuning tables this adapter can run (16 and 32 rows per
-/// subgroup, each key tile), forced, on seeded random problems and a shape with partial tiles.
+/// subgroup, each key tile), forced, on seeded random problems and a shape with partial tiles;
+/// with scores in registers and through workgroup memory where the device has both.
 #[test]
 fn every_coop_tile_candidate() {
-    if !tiers().contains(&Kernel::ForwardCoopMatrix) {
+    let coop: Vec<PlanOptions> = tiers()
+        .into_iter()
+        .filter(|(k, _)| *k == Kernel::ForwardCoopMatrix)
+        .map(|(_, options)| options)
+        .collect();
+    if coop.is_empty() {
         return; // skipped loudly by tiers()
     }
     let sg = ctx()
@@ -163,10 +183,12 @@ fn every_coop_tile_candidate() {
         .0;
     let mut tried = 0;
     for d in [64, 128, 256] {
-        for tiles in wgpu_flash_attn::tuning::coop_tiles(d, sg) {
+        for (tiles, tier) in wgpu_flash_attn::tuning::coop_tiles(d, sg)
+            .flat_map(|tiles| coop.iter().map(move |&tier| (tiles, tier)))
+        {
             let options = PlanOptions {
                 tiles: Some(tiles),
-                ..forced(Kernel::ForwardCoopMatrix)
+                ..tier
             };
             let probe = Attention::new(1, 1, 1, 16, 16, d).dtype(DType::F16);
             if let Err(e) = ctx().plan_with(&probe, options) {
@@ -194,6 +216,20 @@ fn every_coop_tile_candidate() {
 #[test]
 fn forcing_an_unusable_tier_is_an_error() {
     let coop = forced(Kernel::ForwardCoopMatrix);
+    if !ctx().caps().coop_elements {
+        let registers = PlanOptions {
+            coop_elements: Some(true),
+            ..coop
+        };
+        let p = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
+        match ctx().plan_with(&p, registers) {
+            Err(FlashError::MissingFeature { .. }) => {}
+            other => panic!(
+                "scores in registers forced without the probe's approval: {:?}",
+                other.map(|_| ())
+            ),
+        }
+    }
     let f32_problem = Attention::new(1, 1, 1, 16, 16, 64);
     let odd_dim = Attention::new(1, 1, 1, 16, 16, 36).dtype(DType::F16);
     for p in [f32_problem, odd_dim] {

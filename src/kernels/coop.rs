@@ -19,7 +19,8 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let row_blocks = t.block_m / (16 * t.threads_y);
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
-         const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n",
+         const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n\
+         const ELEMENTS: bool = {};\n",
         p.head_dim,
         t.block_n,
         t.threads_y,
@@ -32,16 +33,156 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         } else {
             "workgroupBarrier"
         },
+        plan.coop_elements,
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;
     // Unrolled so that every index into the arrays of fragments and scores is a constant.
-    super::ShaderText::new(SOURCE, header).unrolled(&[
+    let slots = if plan.coop_elements {
+        2 * row_blocks
+    } else {
+        row_blocks
+    };
+    let text = super::ShaderText::new(SOURCE, header);
+    let text = if plan.coop_elements {
+        text.through_spirv(t.threads())
+    } else {
+        text
+    };
+    text.unrolled(&[
         ("D16", d16),
         ("R16 * D16", row_blocks * d16),
         ("R16", row_blocks),
         ("N16", t.block_n / 16),
         ("CPL4", t.block_n / lanes_per_row / 4),
         ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
+        ("EL", 8),
+        ("HALVES", 2),
+        ("SLOTS", slots),
     ])
+}
+
+/// The SPIR-V of a plan that keeps scores in registers ([`Plan::coop_elements`]): naga's, with
+/// element access in place of the stubs.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn spirv(plan: &Plan) -> Result<Vec<u32>, String> {
+    super::spirv_elements::compile(&shader_source(plan), super::forward::ENTRY, false)
+}
+
+/// Whether the tensor-core kernel may keep scores in registers on this device: it passes SPIR-V
+/// through, has 16x16x16 f16 cooperative matrices on Vulkan and subgroups of exactly 32 lanes
+/// (the element layout in the kernel is for 32), and the kernel's `probe_elements` finds every
+/// element of C and A fragments where the kernel assumes it. One dispatch, waited for.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn elements_work(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    caps: &crate::plan::DeviceCaps,
+) -> bool {
+    if !(caps.coop_matrix_f16
+        && caps.backend == "Vulkan"
+        && caps.subgroup_sizes == Some((32, 32))
+        && device
+            .features()
+            .contains(wgpu::Features::PASSTHROUGH_SHADERS))
+    {
+        return false;
+    }
+    const ENTRY: &str = "probe_elements";
+    let source = super::unroll(SOURCE, &[("EL", 8)]);
+    let Ok(words) = super::spirv_elements::compile(&source, ENTRY, false) else {
+        return false;
+    };
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    // SAFETY: naga's SPIR-V of a validated entry point, with element access at constant indices
+    // below 8, the element count of a 16x16 fragment in a subgroup of 32.
+    let module = unsafe {
+        device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+            label: Some(ENTRY),
+            entry_points: [wgpu::PassthroughShaderEntryPoint {
+                name: ENTRY.into(),
+                workgroup_size: (32, 1, 1),
+            }]
+            .as_slice()
+            .into(),
+            spirv: Some(words.into()),
+            ..Default::default()
+        })
+    };
+    // The probe's only binding is the kernel's lse_buf.
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(ENTRY),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 5,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: false },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(ENTRY),
+        layout: Some(
+            &device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(ENTRY),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            }),
+        ),
+        module: &module,
+        entry_point: Some(ENTRY),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let bytes = 32 * 4;
+    let counts = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(ENTRY),
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(ENTRY),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(ENTRY),
+        layout: &layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 5,
+            resource: counts.as_entire_binding(),
+        }],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    encoder.copy_buffer_to_buffer(&counts, 0, &read, 0, bytes);
+    queue.submit([encoder.finish()]);
+    if futures::FutureExt::now_or_never(scope.pop())
+        .flatten()
+        .is_some()
+    {
+        return false;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    read.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r.is_ok());
+    });
+    if device.poll(wgpu::PollType::wait_indefinitely()).is_err() || rx.recv() != Ok(true) {
+        return false;
+    }
+    let Ok(view) = read.slice(..).get_mapped_range() else {
+        return false;
+    };
+    let wrong: &[u32] = bytemuck::cast_slice(&view);
+    wrong.iter().all(|&n| n == 0)
 }

@@ -5,6 +5,8 @@ pub mod coop;
 pub mod decode;
 pub mod forward;
 pub mod materialized;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod spirv_elements;
 
 use crate::context::AttentionBuffers;
 use crate::error::{FlashError, Result};
@@ -125,6 +127,11 @@ pub(crate) struct ShaderText {
     file: &'static str,
     header: String,
     unroll: Vec<(&'static str, u32)>,
+    /// Compiled to SPIR-V here and passed through, for element access to cooperative matrices
+    /// ([`spirv_elements`]).
+    pub(crate) spirv: bool,
+    /// Invocations per workgroup (for the passthrough entry point).
+    pub(crate) threads: u32,
 }
 
 impl ShaderText {
@@ -134,7 +141,16 @@ impl ShaderText {
             file,
             header,
             unroll: Vec::new(),
+            spirv: false,
+            threads: 0,
         }
+    }
+
+    /// The same, compiled through [`spirv_elements`].
+    pub(crate) fn through_spirv(mut self, threads: u32) -> Self {
+        self.spirv = true;
+        self.threads = threads;
+        self
     }
 
     /// The same with the loops bounded by these names unrolled (see [`unroll`]).
@@ -147,10 +163,11 @@ impl ShaderText {
     /// the header and the unrolled bounds.
     pub(crate) fn key(&self) -> String {
         format!(
-            "{:p}+{}\n{:?}\n{}",
+            "{:p}+{}\n{:?}{}\n{}",
             self.file.as_ptr(),
             self.file.len(),
             self.unroll,
+            if self.spirv { " spirv" } else { "" },
             self.header
         )
     }
