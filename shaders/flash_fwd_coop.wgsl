@@ -72,6 +72,8 @@ const SUBGROUP_SYNC: bool = false;
 fn sync_subgroup() { workgroupBarrier(); }
 // Scores and probabilities stay in registers (element access to the fragments; see ELEMENTS).
 const ELEMENTS: bool = false;
+// ELEMENTS only: two K/V tiles in workgroup memory, one barrier a key tile (see the key loop).
+const TWO_KV: bool = false;
 // HEADER END
 
 const D4: u32 = D / 4u;
@@ -87,8 +89,12 @@ const CPL4: u32 = CPL / 4u;
 // Row strides: K/V (and staged Q) rows of halves, score rows of floats, probability rows of
 // halves; each padded against bank conflicts and a multiple of 16 bytes.
 const RS: u32 = D + 8u;
-const SS: u32 = BN + 4u;        // at least 16: O fragments pass through the score block too
+// ELEMENTS: the score block only takes O fragments (and makes the zero accumulator), and the
+// probability block is unused; the room can go to a second K/V tile (TWO_KV).
+const SS: u32 = select(BN + 4u, 20u, ELEMENTS);   // at least 16: O fragments pass through it
 const PS: u32 = BN + 8u;
+const KV_BUFS: u32 = select(1u, 2u, TWO_KV);
+const KV_BUF: u32 = 2u * BN * RS;  // halves of one K and V tile pair
 const THRESH: f32 = 8.0;
 const LOADS: u32 = (BN * D4 + WG - 1u) / WG;  // vec4s of a K (and of a V) tile each thread moves
 const QROWS: u32 = 2u * BN;     // Q rows staged at a time through the K/V tile
@@ -146,12 +152,12 @@ struct Params {
 // K at 0, V at BN * RS (in halves; the tile holds them four to a vec4, so that staging takes one
 // store per loaded vec4, and cooperative loads count its addresses and strides in vec4s); the Q
 // block passes through it at the start, QROWS rows at a time.
-var<workgroup> kv_tile: array<vec4<f16>, 2u * BN * RS / 4u>;
+var<workgroup> kv_tile: array<vec4<f16>, KV_BUFS * KV_BUF / 4u>;
 // Each subgroup's MR x BN scores; also where O fragments are scaled and written out.
 // Both hold four elements to a vec4 (element i at [i / 4][i % 4]; SS and PS are multiples of 4),
 // so that a lane reads four scores and writes four probabilities at a time.
 var<workgroup> s_tile: array<vec4<f32>, BM * SS / 4u>;
-var<workgroup> p_tile: array<vec4<f16>, BM * PS / 4u>;
+var<workgroup> p_tile: array<vec4<f16>, select(BM * PS / 4u, 4u, ELEMENTS)>;
 // Per row: the factor O is scaled by (rescale, then 1 / l at the end).
 var<workgroup> row_scale: array<f32, BM>;
 // VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform;
@@ -168,6 +174,17 @@ const RESCALE: u32 = 4u;
 // 0 * NaN would not be. `at` counts halves, a multiple of 4.
 fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at / 4u] = x;
+}
+
+// A tile's K and V from registers into kv_tile from `off` (in halves): K rows, then V rows.
+fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
+    for (var u = 0u; u < LOADS; u++) {
+        let i = lid + u * WG;
+        if (i < BN * D4) {
+            store4(off + (i / D4) * RS + (i % D4) * 4u, k[u]);
+            store4(off + (BN + i / D4) * RS + (i % D4) * 4u, v[u]);
+        }
+    }
 }
 
 // Where key `key` of sequence `seq` starts in a K or V binding (`t`: offset, batch-or-page, token
@@ -417,53 +434,90 @@ fn forward(
         v_staged[u] = fetch(true, v_base, batch, kv_start, seq_kv, lid + u * WG);
     }
 
-    for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
-        // The previous tile's readers of kv_tile, s_tile and the flag are done.
+    // TWO_KV: two K/V tiles in workgroup memory, so one barrier a tile orders both the stores
+    // of the tile to come and the reads of the one before. The first tile is stored here (after
+    // the Q fragments have left the tile), and the registers take the second.
+    if (TWO_KV) {
         workgroupBarrier();
-        if (!SUBGROUP_SYNC && lid == 0u) {
-            shared_u32[RESCALE] = 0u;
-        }
-        for (var u = 0u; u < LOADS; u++) {
-            let i = lid + u * WG;
-            if (i < BN * D4) {
-                store4((i / D4) * RS + (i % D4) * 4u, k_staged[u]);
-                store4((BN + i / D4) * RS + (i % D4) * 4u, v_staged[u]);
+        stage(k_staged, v_staged, lid, 0u);
+        if (kv_start + BN < kv_end) {
+            for (var u = 0u; u < LOADS; u++) {
+                k_staged[u] = fetch(false, k_base, batch, kv_start + BN, seq_kv, lid + u * WG);
+                v_staged[u] = fetch(true, v_base, batch, kv_start + BN, seq_kv, lid + u * WG);
             }
         }
-        workgroupBarrier();
-        // The next tile's loads start now; their latency hides behind this tile's work.
-        if (n0 + BN < kv_end) {
-            for (var u = 0u; u < LOADS; u++) {
-                k_staged[u] = fetch(false, k_base, batch, n0 + BN, seq_kv, lid + u * WG);
-                v_staged[u] = fetch(true, v_base, batch, n0 + BN, seq_kv, lid + u * WG);
+    }
+    var kv_off = 0u;   // where this tile's K and V start in kv_tile, in halves
+    for (var n0 = kv_start; n0 < kv_end; n0 += BN) {
+        if (TWO_KV) {
+            // This tile's stores are visible, and the readers of the other tile are done.
+            workgroupBarrier();
+            let next_off = KV_BUF - kv_off;
+            if (n0 + BN < kv_end) {
+                stage(k_staged, v_staged, lid, next_off);
+            }
+            if (n0 + 2u * BN < kv_end) {
+                for (var u = 0u; u < LOADS; u++) {
+                    k_staged[u] = fetch(false, k_base, batch, n0 + 2u * BN, seq_kv, lid + u * WG);
+                    v_staged[u] = fetch(true, v_base, batch, n0 + 2u * BN, seq_kv, lid + u * WG);
+                }
+            }
+        } else {
+            // The previous tile's readers of kv_tile, s_tile and the flag are done.
+            workgroupBarrier();
+            if (!SUBGROUP_SYNC && lid == 0u) {
+                shared_u32[RESCALE] = 0u;
+            }
+            stage(k_staged, v_staged, lid, 0u);
+            workgroupBarrier();
+            // The next tile's loads start now; their latency hides behind this tile's work.
+            if (n0 + BN < kv_end) {
+                for (var u = 0u; u < LOADS; u++) {
+                    k_staged[u] = fetch(false, k_base, batch, n0 + BN, seq_kv, lid + u * WG);
+                    v_staged[u] = fetch(true, v_base, batch, n0 + BN, seq_kv, lid + u * WG);
+                }
             }
         }
 
-        if (ELEMENTS) {
-            // S = Q K^T into registers, as in the other path; then the softmax on this lane's
-            // elements of the fragments, and P V from fragments built in registers: no round
-            // trip through workgroup memory and no barrier between the stages.
-            var s_acc: array<coop_mat16x16<f32, C>, R16 * N16>;
-            for (var nb = 0u; nb < N16; nb++) {
+        // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read
+        // once for all R16 row blocks. Without ELEMENTS each key block's scores go to this
+        // subgroup's score block as soon as they are done.
+        var s_acc: array<coop_mat16x16<f32, C>, R16 * N16>;
+        for (var nb = 0u; nb < N16; nb++) {
+            for (var rb = 0u; rb < R16; rb++) {
+                s_acc[rb * N16 + nb] = zero_frag;
+            }
+            for (var kd = 0u; kd < D16; kd++) {
+                let at = kv_off + nb * 16u * RS + kd * 16u;
+                let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
                 for (var rb = 0u; rb < R16; rb++) {
-                    s_acc[rb * N16 + nb] = zero_frag;
-                }
-                for (var kd = 0u; kd < D16; kd++) {
-                    let at = nb * 16u * RS + kd * 16u;
-                    let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
-                    for (var rb = 0u; rb < R16; rb++) {
-                        s_acc[rb * N16 + nb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb * N16 + nb]);
-                    }
+                    s_acc[rb * N16 + nb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb * N16 + nb]);
                 }
             }
-            var interior = false;
-            if (BANDED) {
-                let first = i32(m0 + row0) + diag_offset;
-                let last = i32(m0 + row0 + MR - 1u) + diag_offset;
-                interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
-                    && (params.win_left < 0 || i32(n0) >= last - params.win_left)
-                    && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
+            if (!ELEMENTS) {
+                for (var rb = 0u; rb < R16; rb++) {
+                    let at = s_base + rb * 16u * SS + nb * 16u;
+                    coopStoreT(s_acc[rb * N16 + nb], &s_tile[at / 4u], SS / 4u);
+                }
             }
+        }
+
+        // BANDED: whether every key of the tile is inside the band of every row of this subgroup
+        // (and inside both sequences), so that no element needs the mask: the first row bounds
+        // the band's right edge, the last row its left edge.
+        var interior = false;
+        if (BANDED) {
+            let first = i32(m0 + row0) + diag_offset;
+            let last = i32(m0 + row0 + MR - 1u) + diag_offset;
+            interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
+                && (params.win_left < 0 || i32(n0) >= last - params.win_left)
+                && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
+        }
+
+        if (ELEMENTS) {
+            // The softmax on this lane's elements of the S fragments, and P V from P fragments
+            // built in registers: no round trip through workgroup memory and no barrier between
+            // the stages.
             var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
             var alpha: array<f32, 2u * R16>;
             var moved = false;
@@ -525,7 +579,7 @@ fn forward(
             }
             for (var f = 0u; f < D16; f++) {
                 for (var nb = 0u; nb < N16; nb++) {
-                    let at = (BN + nb * 16u) * RS + f * 16u;
+                    let at = kv_off + (BN + nb * 16u) * RS + f * 16u;
                     let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
                     for (var rb = 0u; rb < R16; rb++) {
                         let o = rb * D16 + f;
@@ -534,39 +588,9 @@ fn forward(
                 }
             }
         } else {
-            // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read
-            // once for all R16 row blocks.
-            for (var nb = 0u; nb < N16; nb++) {
-                var s_acc: array<coop_mat16x16<f32, C>, R16>;
-                for (var rb = 0u; rb < R16; rb++) {
-                    s_acc[rb] = zero_frag;
-                }
-                for (var kd = 0u; kd < D16; kd++) {
-                    let at = nb * 16u * RS + kd * 16u;
-                    let k_frag = coopLoad<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
-                    for (var rb = 0u; rb < R16; rb++) {
-                        s_acc[rb] = coopMultiplyAdd(q_frag[rb * D16 + kd], k_frag, s_acc[rb]);
-                    }
-                }
-                for (var rb = 0u; rb < R16; rb++) {
-                    let at = s_base + rb * 16u * SS + nb * 16u;
-                    coopStoreT(s_acc[rb], &s_tile[at / 4u], SS / 4u);
-                }
-            }
+            // The scores are in this subgroup's block.
             sync_subgroup();
-
-            // BANDED: whether every key of the tile is inside the band of every row of this subgroup
-            // (and inside both sequences), so that no element needs the mask: the first row bounds
-            // the band's right edge, the last row its left edge.
-            var interior = false;
             var moved = false;
-            if (BANDED) {
-                let first = i32(m0 + row0) + diag_offset;
-                let last = i32(m0 + row0 + MR - 1u) + diag_offset;
-                interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
-                    && (params.win_left < 0 || i32(n0) >= last - params.win_left)
-                    && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
-            }
 
             for (var rb = 0u; rb < R16; rb++) {
                 let rr = rb * 16u + r; // row within the subgroup's block
@@ -667,7 +691,9 @@ fn forward(
                 }
             }
         }
-
+        if (TWO_KV) {
+            kv_off = KV_BUF - kv_off;
+        }
     }
 
     // Row sums: add the parts of the lanes of a row (LPR of them, or with ELEMENTS the 4 that

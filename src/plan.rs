@@ -358,8 +358,9 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         }
     }
     // Scores in registers: the element layout the kernel assumes is for 32-lane subgroups.
-    let elements_allowed =
-        kernel == Kernel::ForwardCoopMatrix && caps.coop_elements && tiles.threads_x == 32;
+    let elements_allowed = kernel == Kernel::ForwardCoopMatrix
+        && scores_in_registers(caps, PlanOptions::default())
+        && tiles.threads_x == 32;
     let coop_elements = match options.coop_elements {
         None => elements_allowed,
         Some(false) => false,
@@ -377,7 +378,7 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         storage,
         tiles,
         grid,
-        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q),
+        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q, coop_elements),
         stream_q,
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
         subgroup_sync: kernel == Kernel::ForwardCoopMatrix
@@ -410,7 +411,7 @@ fn choose_kernel_and_tiles(
     if coop {
         let tiles = match options.tiles {
             Some(t) => t, // checked by coop_usable
-            None => choose_coop_tiles(head_dim, caps)?,
+            None => choose_coop_tiles(head_dim, caps, scores_in_registers(caps, options))?,
         };
         return Ok((Kernel::ForwardCoopMatrix, tiles, false));
     }
@@ -444,7 +445,7 @@ fn choose_kernel_and_tiles(
         (chosen, _) => chosen?,
     };
     let stream_q =
-        workgroup_bytes(kernel, &tiles, head_dim, false) > caps.max_workgroup_storage_bytes;
+        workgroup_bytes(kernel, &tiles, head_dim, false, false) > caps.max_workgroup_storage_bytes;
     Ok((kernel, tiles, stream_q))
 }
 
@@ -513,12 +514,30 @@ fn choose_kernel_and_tiles_in_memory(
 
 /// Bytes of workgroup memory a kernel uses with these tiles: the subgroup tier needs no row
 /// reduction buffer (one float of it stays declared).
-fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32, stream_q: bool) -> u32 {
+fn workgroup_bytes(
+    kernel: Kernel,
+    t: &Tiles,
+    head_dim: u32,
+    stream_q: bool,
+    elements: bool,
+) -> u32 {
     if kernel == Kernel::ForwardCoopMatrix {
         // K and V tiles (f16, padded rows), per query row a row of f32 scores and of f16
-        // probabilities and a scale, and 8 words of flags and sequence info.
+        // probabilities and a scale, and 8 words of flags and sequence info. With scores in
+        // registers: rows of 16 f32 (padded) for O, no probabilities, and up to d = 128 two K/V
+        // tiles.
         let (bn, bm) = (t.block_n, t.block_m);
-        return 2 * bn * (head_dim + 8) * 2 + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32;
+        let kv = 2 * bn * (head_dim + 8) * 2;
+        let kv_tiles = if two_kv_tiles(head_dim, elements) {
+            2
+        } else {
+            1
+        };
+        return if elements {
+            kv_tiles * kv + bm * 20 * 4 + 32 + bm * 4 + 32
+        } else {
+            kv + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32
+        };
     }
     let reductions = match kernel {
         Kernel::ForwardSubgroup => 4 * (t.block_m * t.threads_x - 1),
@@ -563,8 +582,14 @@ fn coop_usable(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> 
     }
     coop_subgroup_size(caps)?;
     match options.tiles {
-        Some(t) => check_coop_tiles(&t, problem.head_dim, caps),
-        None => choose_coop_tiles(problem.head_dim, caps).map(|_| ()),
+        Some(t) => check_coop_tiles(
+            &t,
+            problem.head_dim,
+            caps,
+            scores_in_registers(caps, options),
+        ),
+        None => choose_coop_tiles(problem.head_dim, caps, scores_in_registers(caps, options))
+            .map(|_| ()),
     }
 }
 
@@ -581,7 +606,7 @@ fn coop_subgroup_size(caps: &DeviceCaps) -> Result<u32> {
 
 /// Tiles of the cooperative-matrix kernel: `threads_y` subgroups of `threads_x` lanes, each owning
 /// 16 or 32 query rows (`block_m = 16 * threads_y` or `32 * threads_y`), keys in tiles of `block_n`.
-fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
+fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<()> {
     let sg = coop_subgroup_size(caps)?;
     let rows = t.block_m.checked_div(t.threads_y).unwrap_or(0);
     let shaped = t.threads_x == sg
@@ -603,23 +628,44 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> Result<()> {
     }
     check_limits(
         t,
-        workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false),
+        workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false, elements),
         caps,
     )
 }
 
-fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps) -> Result<Tiles> {
+/// Whether the tensor-core kernel with scores in registers keeps two K/V tiles in workgroup
+/// memory (one barrier a key tile instead of two). Measured on the H200
+/// (bench-results/h200-2026-11-30-session11, call 6 against call 4, TFLOP/s non-causal):
+/// d = 32 110 against 82, d = 64 145 against 131, d = 96 142 against 135, d = 128 level; but d = 160
+/// 125 against 135 and d = 192 121 against 141, so not above 128.
+pub(crate) fn two_kv_tiles(head_dim: u32, elements: bool) -> bool {
+    elements && head_dim <= 128
+}
+
+/// Whether a tensor-core plan keeps its scores in registers, unless its tiles' subgroup size
+/// rules it out: the device's probe passed and the options do not decline it. Decided before
+/// the tiles, because it changes their workgroup memory.
+fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
+    caps.coop_elements && options.coop_elements != Some(false)
+}
+
+fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {
     let sg = coop_subgroup_size(caps)?;
     let candidates = || tuning::coop_tiles(head_dim, sg);
     candidates()
-        .find(|t| check_coop_tiles(t, head_dim, caps).is_ok())
+        .find(|t| check_coop_tiles(t, head_dim, caps, elements).is_ok())
         .ok_or_else(|| {
             let smallest = candidates().last().expect("table is not empty");
             FlashError::DeviceLimit {
                 what:
                     "max_compute_workgroup_storage_size (bytes, smallest cooperative-matrix tile)",
-                needed: workgroup_bytes(Kernel::ForwardCoopMatrix, &smallest, head_dim, false)
-                    as u64,
+                needed: workgroup_bytes(
+                    Kernel::ForwardCoopMatrix,
+                    &smallest,
+                    head_dim,
+                    false,
+                    elements,
+                ) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })
@@ -688,7 +734,7 @@ fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> R
             why: "threads_x must be a power of two no larger than the smallest subgroup size",
         });
     }
-    check_limits(t, workgroup_bytes(kernel, t, head_dim, false), caps)
+    check_limits(t, workgroup_bytes(kernel, t, head_dim, false, false), caps)
 }
 
 /// Invocations and workgroup memory of a tile against the device's limits.
@@ -730,7 +776,7 @@ fn choose_tiles(kernel: Kernel, head_dim: u32, caps: &DeviceCaps) -> Result<Tile
                 .expect("table is not empty");
             FlashError::DeviceLimit {
                 what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
-                needed: workgroup_bytes(kernel, &smallest, head_dim, false) as u64,
+                needed: workgroup_bytes(kernel, &smallest, head_dim, false, false) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })

@@ -18,6 +18,17 @@ fn parse_and_validate(source: &str, what: &str) -> (naga::Module, naga::valid::M
     (module, info)
 }
 
+/// Bytes of the shader's workgroup variables, as naga lays them out.
+fn workgroup_bytes(source: &str) -> u32 {
+    let module = naga::front::wgsl::parse_str(source).expect("parses");
+    module
+        .global_variables
+        .iter()
+        .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+        .map(|(_, v)| module.types[v.ty].inner.size(module.to_ctx()))
+        .sum()
+}
+
 fn validate(source: &str, what: &str) {
     let (module, info) = parse_and_validate(source, what);
     let msl_options = naga::back::msl::Options {
@@ -267,13 +278,30 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                         );
                         n += 1;
                     }
+                    // The plan counts the workgroup memory the kernel declares.
+                    assert_eq!(
+                        workgroup_bytes(&forward::shader_source(&plan)),
+                        plan.workgroup_bytes,
+                        "coop sg={subgroup} d={d} {:?}",
+                        plan.tiles
+                    );
                     if subgroup == 32 {
-                        plan.coop_elements = true;
-                        let words = coop::spirv(&plan).unwrap_or_else(|e| {
-                            panic!("coop elements sg={subgroup} d={d} all={all}: {e}")
-                        });
+                        // Scores in registers, where a device's probe would allow them: the
+                        // stubs all become element access, and the memory is counted.
+                        let probed = DeviceCaps {
+                            coop_elements: true,
+                            ..caps.clone()
+                        };
+                        let plan = plan_with(&p, &probed, PlanOptions::default()).unwrap();
+                        assert!(plan.coop_elements);
+                        let what = format!("coop elements sg={subgroup} d={d} all={all}");
+                        let words = coop::spirv(&plan).unwrap_or_else(|e| panic!("{what}: {e}"));
                         assert!(words.len() > 100);
-                        plan.coop_elements = false;
+                        assert_eq!(
+                            workgroup_bytes(&forward::shader_source(&plan)),
+                            plan.workgroup_bytes,
+                            "{what}"
+                        );
                         n += 1;
                     }
                 }

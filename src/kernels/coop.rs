@@ -20,7 +20,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
          const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n\
-         const ELEMENTS: bool = {};\n",
+         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\n",
         p.head_dim,
         t.block_n,
         t.threads_y,
@@ -34,6 +34,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
             "workgroupBarrier"
         },
         plan.coop_elements,
+        crate::plan::two_kv_tiles(p.head_dim, plan.coop_elements),
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;
