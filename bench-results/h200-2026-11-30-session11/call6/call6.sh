@@ -1,6 +1,6 @@
 # Session 11, call 6: with scores in registers the kernel has room for two K/V tiles in
-# workgroup memory, and each key tile needs one workgroup barrier instead of two (the working
-# tree after 4eba276: experiments/kv-double-buffer.diff). The same binary with --coop-elements
+# workgroup memory, and each key tile needs one workgroup barrier instead of two (the tree of
+# 1fb3519 with experiments/kv-double-buffer.diff: two K/V tiles wherever scores are in registers). The same binary with --coop-elements
 # off is the workgroup-memory path. d = 64 / 128 and the other head dims; registers; tiers.
 source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
 tar xzf .device/bin.tgz -C .device
