@@ -29,8 +29,9 @@
 //
 // Per key tile: the tile waiting in registers is stored to workgroup memory and the next tile's
 // loads are issued, so their latency hides behind this tile's products. Two workgroup barriers
-// order that staging. Everything else a subgroup does in a tile (its scores, P, the rescale) only
-// touches its own blocks of workgroup memory, so subgroup barriers order it and the subgroups
+// order that staging (one with TWO_KV, where the tile to come goes to a second K/V tile).
+// Everything else a subgroup does in a tile (its scores, P, the rescale) only touches its own
+// blocks of workgroup memory, so subgroup barriers order it and the subgroups
 // drift apart within a tile instead of waiting for the slowest at every stage (7% faster at
 // d = 128 on the H200). That (SUBGROUP_SYNC) relies on a subgroup barrier ordering the
 // subgroup's accesses to workgroup memory, as it does on NVIDIA (the whole test suite runs
