@@ -20,12 +20,13 @@
 // (bench-results/h200-2026-11-30-session11, calls 3-4: 12-14% faster at d = 128). Which (row, column) each
 // element is comes from probe_elements at the end of this file, run once per device.
 //
-// Cooperative matrices are opaque in WGSL: their rows cannot be rescaled in registers. So the running max
-// is only moved when a row's max grows by more than 2^THRESH (in exp2 units); until then P stays
-// below 2^THRESH, which f16 holds exactly as well as values below 1. When any row must move, its
-// subgroup takes a slow path that scales O through workgroup memory; after the first few tiles
-// this is rare. The final normalisation uses the max actually subtracted, so the result is
-// exact either way.
+// Without ELEMENTS, cooperative matrices are opaque: their rows cannot be rescaled in
+// registers. So the running max is only moved when a row's max grows by more than 2^THRESH (in
+// exp2 units); until then P stays below 2^THRESH, which f16 holds exactly as well as values
+// below 1. When any row must move, its subgroup takes a slow path that scales O through
+// workgroup memory; after the first few tiles this is rare. With ELEMENTS the same rule decides,
+// and O is scaled in registers. The final normalisation uses the max actually subtracted, so the
+// result is exact either way.
 //
 // Per key tile: the tile waiting in registers is stored to workgroup memory and the next tile's
 // loads are issued, so their latency hides behind this tile's products. Two workgroup barriers
@@ -283,6 +284,8 @@ fn coop_get_c(m: coop_mat16x16<f32, C>, i: u32) -> f32 { return 0.0; }
 fn coop_set_c(m: coop_mat16x16<f32, C>, i: u32, x: f32) -> coop_mat16x16<f32, C> { return m; }
 fn coop_set_a(m: coop_mat16x16<f16, A>, i: u32, x: f16) -> coop_mat16x16<f16, A> { return m; }
 fn coop_get_a(m: coop_mat16x16<f16, A>, i: u32) -> f16 { return 0.0h; }
+fn coop_len_c(m: coop_mat16x16<f32, C>) -> u32 { return 0u; }
+fn coop_len_a(m: coop_mat16x16<f16, A>) -> u32 { return 0u; }
 fn elem_row(lane: u32, i: u32) -> u32 { return lane / 4u + 8u * (i / 4u); }
 fn elem_col(lane: u32, i: u32) -> u32 { return 2u * (lane % 4u) + (i % 2u) + 8u * ((i / 2u) % 2u); }
 
@@ -762,10 +765,11 @@ fn forward(
     }
 }
 
-// ELEMENTS: whether elem_row and elem_col say where this device keeps each element of a C (f32)
-// and an A (f16) fragment, and whether setting an element of an A fragment puts it there. Run
+// ELEMENTS: whether a lane holds EL elements of C (f32) and A (f16) fragments, whether elem_row
+// and elem_col say where each is, and whether setting an element of either puts it there. Run
 // once per device, in one subgroup of 32 lanes, before any plan keeps scores in registers; each
-// lane writes its count of mismatches to lse_buf[lane] (the plan needs them all 0).
+// lane writes its count of mismatches to lse_buf[lane] (the plan needs them all 0, and the host
+// fills the buffer with something else first).
 @compute @workgroup_size(32)
 fn probe_elements(@builtin(subgroup_invocation_id) lane: u32) {
     // Element (row, column) of a 16 x 16 block holds 16 row + column.
@@ -777,19 +781,23 @@ fn probe_elements(@builtin(subgroup_invocation_id) lane: u32) {
     workgroupBarrier();
     let c = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[0], 4u);
     var a = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[0], 4u);
-    var wrong = 0u;
+    var wrong = select(1u, 0u, coop_len_c(c) == EL) + select(1u, 0u, coop_len_a(a) == EL);
+    var c2 = c;
     for (var e = 0u; e < EL; e++) {
         let at = 16u * elem_row(lane, e) + elem_col(lane, e);
         wrong += select(1u, 0u, coop_get_c(c, e) == f32(at));
         wrong += select(1u, 0u, coop_get_a(a, e) == f16(at));
         a = coop_set_a(a, e, f16(1024u + EL * lane + e));
+        c2 = coop_set_c(c2, e, f32(2048u + EL * lane + e));
     }
     workgroupBarrier();
     coopStoreT(a, &kv_tile[0], 4u);
+    coopStoreT(c2, &s_tile[0], 4u);
     workgroupBarrier();
     for (var e = 0u; e < EL; e++) {
         let at = 16u * elem_row(lane, e) + elem_col(lane, e);
         wrong += select(1u, 0u, kv_tile[at / 4u][at % 4u] == f16(1024u + EL * lane + e));
+        wrong += select(1u, 0u, s_tile[at / 4u][at % 4u] == f32(2048u + EL * lane + e));
     }
     lse_buf[lane] = wrong;
 }

@@ -261,8 +261,13 @@ impl FlashContext {
         {
             return Err(FlashError::Wgpu("SPIR-V passthrough is not enabled".into()));
         }
-        crate::kernels::spirv_elements::compile(source, entry, shader_checks_forced())
-            .map_err(FlashError::Wgpu)
+        crate::kernels::spirv_elements::compile(
+            source,
+            entry,
+            shader_checks_forced(),
+            crate::kernels::coop::FRAGMENT_ELEMENTS,
+        )
+        .map_err(FlashError::Wgpu)
     }
 
     #[cfg(target_arch = "wasm32")]
@@ -307,9 +312,10 @@ impl FlashContext {
             ..wgpu::ShaderRuntimeChecks::checked()
         };
         let module = match spirv {
-            // SAFETY: naga's SPIR-V of the same kernel, validated by naga, with stub calls
-            // replaced by element access to cooperative matrices at constant indices below the
-            // element count of a fragment in the subgroup size the plan checked.
+            // SAFETY: naga's SPIR-V of a kernel whose WGSL naga validated; the rewrite only
+            // replaced calls of stubs by element access to cooperative matrices at constant
+            // indices below the element count of a fragment (checked there, and on the device by
+            // the probe) and removed the stubs.
             Some(words) => unsafe {
                 let entry_points = [wgpu::PassthroughShaderEntryPoint {
                     name: entry.into(),

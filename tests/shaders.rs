@@ -322,6 +322,21 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                         );
                         n += 1;
                     }
+                    // The same tile with scores in registers, where it fits that way.
+                    let probed = DeviceCaps {
+                        coop_elements: true,
+                        ..caps.clone()
+                    };
+                    if let (32, Ok(plan)) = (subgroup, plan_with(&p, &probed, options)) {
+                        let what = format!("coop elements d={d} all={all} {tiles:?}");
+                        coop::spirv(&plan).unwrap_or_else(|e| panic!("{what}: {e}"));
+                        assert_eq!(
+                            workgroup_bytes(&forward::shader_source(&plan)),
+                            plan.workgroup_bytes,
+                            "{what}"
+                        );
+                        n += 1;
+                    }
                 }
                 assert!(fitting > 0, "no tensor-core tile fits sg={subgroup} d={d}");
             }

@@ -4,6 +4,10 @@
 
 use crate::plan::Plan;
 
+/// Elements of a 16x16 fragment each lane holds in a subgroup of 32, the only size the kernel's
+/// element layout is written for (`EL` in the shader).
+pub(crate) const FRAGMENT_ELEMENTS: u32 = 8;
+
 /// The shader file, with default constants.
 pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
 
@@ -57,7 +61,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         ("N16", t.block_n / 16),
         ("CPL4", t.block_n / lanes_per_row / 4),
         ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
-        ("EL", 8),
+        ("EL", FRAGMENT_ELEMENTS),
         ("HALVES", 2),
         ("SLOTS", slots),
     ])
@@ -67,13 +71,20 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
 /// element access in place of the stubs.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn spirv(plan: &Plan) -> Result<Vec<u32>, String> {
-    super::spirv_elements::compile(&shader_source(plan), super::forward::ENTRY, false)
+    super::spirv_elements::compile(
+        &shader_source(plan),
+        super::forward::ENTRY,
+        false,
+        FRAGMENT_ELEMENTS,
+    )
 }
 
 /// Whether the tensor-core kernel may keep scores in registers on this device: it passes SPIR-V
 /// through, has 16x16x16 f16 cooperative matrices on Vulkan and subgroups of exactly 32 lanes
 /// (the element layout in the kernel is for 32), and the kernel's `probe_elements` finds every
-/// element of C and A fragments where the kernel assumes it. One dispatch, waited for.
+/// element of C and A fragments where the kernel assumes it. One dispatch, waited for (with any
+/// work already queued). A driver that fails to build the probe's pipeline outright may lose the
+/// device, as with any pipeline; wgpu reports that through the device-lost callback.
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn elements_work(
     device: &wgpu::Device,
@@ -90,11 +101,17 @@ pub(crate) fn elements_work(
         return false;
     }
     const ENTRY: &str = "probe_elements";
-    let source = super::unroll(SOURCE, &[("EL", 8)]);
-    let Ok(words) = super::spirv_elements::compile(&source, ENTRY, false) else {
+    let source = super::unroll(SOURCE, &[("EL", FRAGMENT_ELEMENTS)]);
+    let Ok(words) = super::spirv_elements::compile(&source, ENTRY, false, FRAGMENT_ELEMENTS) else {
         return false;
     };
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    // Every kind of error the probe may raise is caught here (none reaches the device's handler).
+    let scopes = [
+        wgpu::ErrorFilter::Validation,
+        wgpu::ErrorFilter::OutOfMemory,
+        wgpu::ErrorFilter::Internal,
+    ]
+    .map(|filter| device.push_error_scope(filter));
     // SAFETY: naga's SPIR-V of a validated entry point, with element access at constant indices
     // below 8, the element count of a 16x16 fragment in a subgroup of 32.
     let module = unsafe {
@@ -139,12 +156,17 @@ pub(crate) fn elements_work(
         cache: None,
     });
     let bytes = 32 * 4;
+    // Not zero, so that a probe that never ran does not pass.
     let counts = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(ENTRY),
         size: bytes,
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
+        mapped_at_creation: true,
     });
+    if let Ok(mut view) = counts.slice(..).get_mapped_range_mut() {
+        view.copy_from_slice(&[0xff; 32 * 4]);
+    }
+    counts.unmap();
     let read = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(ENTRY),
         size: bytes,
@@ -168,17 +190,20 @@ pub(crate) fn elements_work(
     }
     encoder.copy_buffer_to_buffer(&counts, 0, &read, 0, bytes);
     queue.submit([encoder.finish()]);
-    if futures::FutureExt::now_or_never(scope.pop())
-        .flatten()
-        .is_some()
-    {
+    let mut failed = false;
+    for scope in scopes.into_iter().rev() {
+        failed |= futures::FutureExt::now_or_never(scope.pop())
+            .flatten()
+            .is_some();
+    }
+    if failed {
         return false;
     }
     let (tx, rx) = std::sync::mpsc::channel();
     read.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r.is_ok());
     });
-    if device.poll(wgpu::PollType::wait_indefinitely()).is_err() || rx.recv() != Ok(true) {
+    if device.poll(wgpu::PollType::wait_indefinitely()).is_err() || rx.try_recv() != Ok(true) {
         return false;
     }
     let Ok(view) = read.slice(..).get_mapped_range() else {
@@ -186,4 +211,20 @@ pub(crate) fn elements_work(
     };
     let wrong: &[u32] = bytemuck::cast_slice(&view);
     wrong.iter().all(|&n| n == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_probe_compiles_with_element_access() {
+        let source = super::super::unroll(super::SOURCE, &[("EL", super::FRAGMENT_ELEMENTS)]);
+        let words = super::super::spirv_elements::compile(
+            &source,
+            "probe_elements",
+            false,
+            super::FRAGMENT_ELEMENTS,
+        )
+        .unwrap();
+        assert!(words.len() > 100);
+    }
 }

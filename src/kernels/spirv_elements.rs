@@ -8,14 +8,19 @@
 const OP_NAME: u32 = 5;
 const OP_CONSTANT: u32 = 43;
 const OP_FUNCTION: u32 = 54;
+const OP_FUNCTION_PARAMETER: u32 = 55;
 const OP_FUNCTION_END: u32 = 56;
 const OP_FUNCTION_CALL: u32 = 57;
 const OP_COMPOSITE_EXTRACT: u32 = 81;
 const OP_COMPOSITE_INSERT: u32 = 82;
+const OP_LABEL: u32 = 248;
+const OP_COOPERATIVE_MATRIX_LENGTH: u32 = 4460;
 
-/// WGSL -> SPIR-V of one compute entry point with the element-access stubs replaced. Index
-/// clamps only when `checked` (as for the crate's other kernels: `WGPU_FLASH_ATTN_SHADER_CHECKS`).
-pub fn compile(wgsl: &str, entry: &str, checked: bool) -> Result<Vec<u32>, String> {
+/// WGSL -> SPIR-V of one compute entry point with the element-access stubs replaced (indices
+/// below `elements`, the elements a lane holds of each fragment). Index clamps only when
+/// `checked` (`WGPU_FLASH_ATTN_SHADER_CHECKS`; storage accesses stay unclamped, as in the crate's
+/// other kernels, which the plan checks against the bound buffers).
+pub fn compile(wgsl: &str, entry: &str, checked: bool, elements: u32) -> Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -46,7 +51,7 @@ pub fn compile(wgsl: &str, entry: &str, checked: bool) -> Result<Vec<u32>, Strin
     };
     let words = naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline))
         .map_err(|e| e.to_string())?;
-    replace_element_stubs(&words)
+    replace_element_stubs(&words, elements)
 }
 
 /// The instructions of a module (after its 5-word header) as word slices.
@@ -70,23 +75,65 @@ fn name_of(operands: &[u32]) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
-/// Rewrites calls of the stubs (found by their debug names) into element access.
-pub fn replace_element_stubs(words: &[u32]) -> Result<Vec<u32>, String> {
+#[derive(Clone, Copy, PartialEq)]
+enum Stub {
+    /// `coop_get_*(m, i)`: element i.
+    Get,
+    /// `coop_set_*(m, i, x)`: m with element i replaced by x.
+    Set,
+    /// `coop_len_*(m)`: how many elements a lane holds of m's type.
+    Len,
+}
+
+/// Rewrites calls of the stubs (found by their debug names) into element access, refusing any
+/// index of `elements` or more, and removes the stubs with every debug name of what they
+/// defined. An error if the module has no stub: the caller's kernel relies on them.
+pub fn replace_element_stubs(words: &[u32], elements: u32) -> Result<Vec<u32>, String> {
+    use std::collections::{HashMap, HashSet};
     let insts = instructions(words)?;
-    // Stub function ids: true for a setter.
-    let mut stubs = std::collections::HashMap::new();
-    let mut constants = std::collections::HashMap::new();
+    let mut stubs = HashMap::new();
+    let mut constants = HashMap::new();
     for inst in &insts {
         let op = inst[0] & 0xffff;
         if op == OP_NAME && inst.len() >= 3 {
             let name = name_of(&inst[2..]);
-            if name.starts_with("coop_get_") {
-                stubs.insert(inst[1], false);
-            } else if name.starts_with("coop_set_") {
-                stubs.insert(inst[1], true);
+            let kind = [
+                ("coop_get_", Stub::Get),
+                ("coop_set_", Stub::Set),
+                ("coop_len_", Stub::Len),
+            ]
+            .into_iter()
+            .find_map(|(prefix, kind)| name.starts_with(prefix).then_some(kind));
+            if let Some(kind) = kind {
+                stubs.insert(inst[1], kind);
             }
         } else if op == OP_CONSTANT && inst.len() == 4 {
             constants.insert(inst[2], inst[3]);
+        }
+    }
+    if stubs.is_empty() {
+        return Err("no element-access stub in the module (are debug names on?)".into());
+    }
+    // What the stubs define (their parameters' types, for Len; every id, for the names to drop).
+    let mut first_param_type = HashMap::new();
+    let mut defined_in_stubs = HashSet::new();
+    let mut current = None;
+    for inst in &insts {
+        let op = inst[0] & 0xffff;
+        if op == OP_FUNCTION {
+            current = stubs.contains_key(&inst[2]).then_some(inst[2]);
+        }
+        if let Some(stub) = current {
+            // The function, its parameters and values: the id is word 2 (word 1 for a label);
+            // where word 2 is no id (a store), dropping a name for it costs nothing.
+            let at = if op == OP_LABEL { 1 } else { 2 };
+            defined_in_stubs.extend(inst.get(at).copied());
+            if op == OP_FUNCTION_PARAMETER {
+                first_param_type.entry(stub).or_insert(inst[1]);
+            }
+        }
+        if op == OP_FUNCTION_END {
+            current = None;
         }
     }
     let mut out = words[..5].to_vec();
@@ -99,25 +146,28 @@ pub fn replace_element_stubs(words: &[u32]) -> Result<Vec<u32>, String> {
         }
         match op {
             OP_FUNCTION if stubs.contains_key(&inst[2]) => skipping = true,
-            OP_NAME if stubs.contains_key(&inst[1]) => {}
+            OP_NAME if stubs.contains_key(&inst[1]) || defined_in_stubs.contains(&inst[1]) => {}
             OP_FUNCTION_CALL if stubs.contains_key(&inst[3]) => {
                 let (ty, id, args) = (inst[1], inst[2], &inst[4..]);
-                let index = |arg: u32| {
-                    constants
-                        .get(&arg)
-                        .copied()
-                        .ok_or_else(|| format!("element index of %{id} is not a constant"))
+                let index = |arg: u32| match constants.get(&arg) {
+                    Some(&i) if i < elements => Ok(i),
+                    Some(i) => Err(format!(
+                        "element index {i} of %{id} is not below {elements}"
+                    )),
+                    None => Err(format!("element index of %{id} is not a constant")),
                 };
-                if stubs[&inst[3]] {
-                    let [m, i, x] = args else {
-                        return Err(format!("setter call %{id} takes 3 arguments"));
-                    };
-                    out.extend([(6 << 16) | OP_COMPOSITE_INSERT, ty, id, *x, *m, index(*i)?]);
-                } else {
-                    let [m, i] = args else {
-                        return Err(format!("getter call %{id} takes 2 arguments"));
-                    };
-                    out.extend([(5 << 16) | OP_COMPOSITE_EXTRACT, ty, id, *m, index(*i)?]);
+                match (stubs[&inst[3]], args) {
+                    (Stub::Set, [m, i, x]) => {
+                        out.extend([(6 << 16) | OP_COMPOSITE_INSERT, ty, id, *x, *m, index(*i)?])
+                    }
+                    (Stub::Get, [m, i]) => {
+                        out.extend([(5 << 16) | OP_COMPOSITE_EXTRACT, ty, id, *m, index(*i)?])
+                    }
+                    (Stub::Len, [_]) => {
+                        let matrix = first_param_type[&inst[3]];
+                        out.extend([(4 << 16) | OP_COOPERATIVE_MATRIX_LENGTH, ty, id, matrix]);
+                    }
+                    _ => return Err(format!("stub call %{id} has the wrong number of arguments")),
                 }
             }
             _ => out.extend_from_slice(inst),
@@ -138,62 +188,94 @@ var<workgroup> tile: array<f32, 256>;
 var<workgroup> tile_h: array<f16, 256>;
 fn coop_get_c(m: coop_mat16x16<f32, C>, i: u32) -> f32 { return 0.0; }
 fn coop_set_a(m: coop_mat16x16<f16, A>, i: u32, x: f16) -> coop_mat16x16<f16, A> { return m; }
+fn coop_len_c(m: coop_mat16x16<f32, C>) -> u32 { return 0u; }
 @compute @workgroup_size(32)
 fn main(@builtin(local_invocation_index) lid: u32) {
     let c = coopLoadT<coop_mat16x16<f32, C>>(&tile[0], 16u);
     // As the host's unrolled loops bind their counters: a `let` of a literal.
     let k = 7u;
-    out[lid] = coop_get_c(c, 0u) + coop_get_c(c, k);
+    out[lid] = coop_get_c(c, 0u) + coop_get_c(c, k) + f32(coop_len_c(c));
     let a = coop_set_a(coopLoadT<coop_mat16x16<f16, A>>(&tile_h[0], 16u), INDEX, 1.0h);
     coopStoreT(a, &tile_h[0], 16u);
 }
 "#;
 
-    fn count(words: &[u32], op: u32) -> usize {
+    const OP_COOPERATIVE_MATRIX_LOAD: u32 = 4457;
+
+    fn with_op(words: &[u32], op: u32) -> Vec<Vec<u32>> {
         instructions(words)
             .unwrap()
-            .iter()
+            .into_iter()
             .filter(|i| i[0] & 0xffff == op)
-            .count()
+            .map(|i| i.to_vec())
+            .collect()
     }
 
     #[test]
     fn stub_calls_become_element_access() {
-        let source = SHADER.replace("INDEX", "2u");
-        let words = compile(&source, "main", false).unwrap();
-        assert_eq!(count(&words, OP_FUNCTION_CALL), 0, "a stub call is left");
-        // The stubs are gone, names included; the entry point stays.
-        assert_eq!(count(&words, OP_FUNCTION), 1);
-        let names: Vec<String> = instructions(&words)
-            .unwrap()
-            .iter()
-            .filter(|i| i[0] & 0xffff == OP_NAME)
-            .map(|i| name_of(&i[2..]))
-            .collect();
-        assert!(names.iter().all(|n| !n.starts_with("coop_")), "{names:?}");
-        // Two reads at elements 0 and 7, one write at element 2.
-        let insts = instructions(&words).unwrap();
-        let extracts: Vec<u32> = insts
-            .iter()
-            .filter(|i| i[0] & 0xffff == OP_COMPOSITE_EXTRACT && i.len() == 5)
-            .map(|i| i[4])
-            .collect();
+        let words = compile(&SHADER.replace("INDEX", "2u"), "main", false, 8).unwrap();
         assert!(
-            extracts.contains(&0) && extracts.contains(&7),
-            "{extracts:?}"
+            with_op(&words, OP_FUNCTION_CALL).is_empty(),
+            "a stub call is left"
         );
-        let inserts: Vec<u32> = insts
+        // The stubs are gone, with their names; the entry point stays.
+        assert_eq!(with_op(&words, OP_FUNCTION).len(), 1);
+        // Reads of elements 0 and 7 of the loaded C fragment.
+        let loads: Vec<u32> = with_op(&words, OP_COOPERATIVE_MATRIX_LOAD)
             .iter()
-            .filter(|i| i[0] & 0xffff == OP_COMPOSITE_INSERT)
-            .map(|i| i[5])
+            .map(|i| i[2])
             .collect();
-        assert_eq!(inserts, [2]);
+        let reads: Vec<(u32, u32)> = with_op(&words, OP_COMPOSITE_EXTRACT)
+            .iter()
+            .filter(|i| loads.contains(&i[3]))
+            .map(|i| (i[3], i[4]))
+            .collect();
+        assert_eq!(reads.len(), 2, "{reads:?}");
+        assert_eq!(reads[0].0, reads[1].0);
+        assert_eq!([reads[0].1, reads[1].1], [0, 7]);
+        // A write of element 2 into the loaded A fragment.
+        let writes = with_op(&words, OP_COMPOSITE_INSERT);
+        assert_eq!(writes.len(), 1);
+        assert!(
+            loads.contains(&writes[0][4]) && writes[0][5] == 2,
+            "{writes:?}"
+        );
+        // The length of the C fragment's type: the type of the first load.
+        let lengths = with_op(&words, OP_COOPERATIVE_MATRIX_LENGTH);
+        let c_type = with_op(&words, OP_COOPERATIVE_MATRIX_LOAD)
+            .iter()
+            .find(|i| i[2] == reads[0].0)
+            .map(|i| i[1]);
+        assert_eq!(lengths.len(), 1);
+        assert_eq!(Some(lengths[0][3]), c_type);
     }
 
     #[test]
-    fn a_runtime_index_is_refused() {
-        let source = SHADER.replace("INDEX", "lid % 8u");
-        let err = compile(&source, "main", false).unwrap_err();
-        assert!(err.contains("not a constant"), "{err}");
+    fn no_debug_name_is_left_without_its_id() {
+        let words = compile(&SHADER.replace("INDEX", "2u"), "main", false, 8).unwrap();
+        let insts = instructions(&words).unwrap();
+        for name in insts.iter().filter(|i| i[0] & 0xffff == OP_NAME) {
+            let used = insts
+                .iter()
+                .filter(|i| i[0] & 0xffff != OP_NAME)
+                .any(|i| i[1..].contains(&name[1]));
+            assert!(
+                used,
+                "OpName of %{} ({}) names nothing",
+                name[1],
+                name_of(&name[2..])
+            );
+        }
+    }
+
+    #[test]
+    fn bad_indices_and_missing_stubs_are_refused() {
+        let runtime = compile(&SHADER.replace("INDEX", "lid % 8u"), "main", false, 8).unwrap_err();
+        assert!(runtime.contains("not a constant"), "{runtime}");
+        let too_far = compile(&SHADER.replace("INDEX", "8u"), "main", false, 8).unwrap_err();
+        assert!(too_far.contains("not below 8"), "{too_far}");
+        let plain = "@compute @workgroup_size(1) fn main() {}";
+        let none = compile(plain, "main", false, 8).unwrap_err();
+        assert!(none.contains("no element-access stub"), "{none}");
     }
 }
