@@ -220,7 +220,7 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // cover at least 1024 keys (no combine pass), which changes what a split costs there: version-4
 // split counts were timed with the pass.
 // 6: the tensor-core kernel keeps its scores in registers where the device's probe allows it
-// (12-43% faster on the H200 by head dim and mask), so version-5 tile winners were timed against another
+// (11-43% faster on the H200 by head dim and mask), so version-5 tile winners were timed against another
 // kernel.
 const VERSION: u32 = 6;
 /// The cache file's name inside the cache directory.
