@@ -177,10 +177,13 @@ mod native {
 
         let vulkan = Vulkan::new(&caps.name)?;
         for v in &variants {
-            let (mut spirv, bindings) = to_spirv(&v.source, v.entry)?;
-            if let Some(words) = &v.spirv {
-                spirv = words.clone();
-            }
+            let (spirv, bindings) = match &v.spirv {
+                Some(words) => (
+                    words.clone(),
+                    bindings(&naga::front::wgsl::parse_str(&v.source)?),
+                ),
+                None => to_spirv(&v.source, v.entry)?,
+            };
             println!("\n== {}", v.label);
             if !vulkan.has_statistics() {
                 println!("  compiled (no statistics from this driver)");

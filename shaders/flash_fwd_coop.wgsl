@@ -518,11 +518,12 @@ fn forward(
                 && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
         }
 
+        // This subgroup's P as A fragments, for O += P V below.
+        var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
         if (ELEMENTS) {
-            // The softmax on this lane's elements of the S fragments, and P V from P fragments
-            // built in registers: no round trip through workgroup memory and no barrier between
-            // the stages.
-            var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
+            // The softmax on this lane's elements of the S fragments, and P fragments built in
+            // registers: no round trip through workgroup memory and no barrier between the
+            // stages.
             var alpha: array<f32, 2u * R16>;
             var moved = false;
             for (var rb = 0u; rb < R16; rb++) {
@@ -578,16 +579,6 @@ fn forward(
                     for (var e = 0u; e < EL; e++) {
                         let a = alpha[2u * (f / D16) + e / 4u];
                         o_acc[f] = coop_set_c(o_acc[f], e, coop_get_c(o_acc[f], e) * a);
-                    }
-                }
-            }
-            for (var f = 0u; f < D16; f++) {
-                for (var nb = 0u; nb < N16; nb++) {
-                    let at = kv_off + (BN + nb * 16u) * RS + f * 16u;
-                    let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
-                    for (var rb = 0u; rb < R16; rb++) {
-                        let o = rb * D16 + f;
-                        o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
                     }
                 }
             }
@@ -676,22 +667,23 @@ fn forward(
                 }
             }
 
-            // O += P V: each V fragment is read once for all R16 row blocks.
-            var p_frag: array<coop_mat16x16<f16, A>, R16 * N16>;
+            // P from this subgroup's probability block.
             for (var rb = 0u; rb < R16; rb++) {
                 for (var nb = 0u; nb < N16; nb++) {
                     let at = p_base + rb * 16u * PS + nb * 16u;
                     p_frag[rb * N16 + nb] = coopLoadT<coop_mat16x16<f16, A>>(&p_tile[at / 4u], PS / 4u);
                 }
             }
-            for (var f = 0u; f < D16; f++) {
-                for (var nb = 0u; nb < N16; nb++) {
-                    let at = (BN + nb * 16u) * RS + f * 16u;
-                    let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
-                    for (var rb = 0u; rb < R16; rb++) {
-                        let o = rb * D16 + f;
-                        o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
-                    }
+        }
+
+        // O += P V: each V fragment is read once for all R16 row blocks.
+        for (var f = 0u; f < D16; f++) {
+            for (var nb = 0u; nb < N16; nb++) {
+                let at = kv_off + (BN + nb * 16u) * RS + f * 16u;
+                let v_frag = coopLoadT<coop_mat16x16<f16, B>>(&kv_tile[at / 4u], RS / 4u);
+                for (var rb = 0u; rb < R16; rb++) {
+                    let o = rb * D16 + f;
+                    o_acc[o] = coopMultiplyAdd(p_frag[rb * N16 + nb], v_frag, o_acc[o]);
                 }
             }
         }

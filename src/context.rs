@@ -51,11 +51,12 @@ impl FlashContext {
     /// `PASSTHROUGH_SHADERS` and 32-lane subgroups, this runs one small probe dispatch and waits for
     /// it ([`DeviceCaps::coop_elements`](crate::DeviceCaps::coop_elements)).
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, adapter: &wgpu::Adapter) -> Result<Self> {
-        let mut caps = caps_of(&device, adapter);
+        let caps = caps_of(&device, adapter);
         #[cfg(not(target_arch = "wasm32"))]
-        {
-            caps.coop_elements = crate::kernels::coop::elements_work(&device, &queue, &caps);
-        }
+        let caps = DeviceCaps {
+            coop_elements: crate::kernels::coop::elements_work(&device, &queue, &caps),
+            ..caps
+        };
         Ok(Self::from_parts(device, queue, caps))
     }
 
@@ -290,10 +291,9 @@ impl FlashContext {
             return Ok(p.clone());
         }
         let source = text.render();
-        let spirv = if text.spirv {
-            Some(self.spirv_words(&source, entry)?)
-        } else {
-            None
+        let spirv = match text.spirv {
+            Some(_) => Some(self.spirv_words(&source, entry)?),
+            None => None,
         };
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
@@ -311,26 +311,12 @@ impl FlashContext {
             bounds_checks: shader_checks_forced(),
             ..wgpu::ShaderRuntimeChecks::checked()
         };
-        let module = match spirv {
-            // SAFETY: naga's SPIR-V of a kernel whose WGSL naga validated; the rewrite only
-            // replaced calls of stubs by element access to cooperative matrices at constant
-            // indices below the element count of a fragment (checked there, and on the device by
-            // the probe) and removed the stubs.
-            Some(words) => unsafe {
-                let entry_points = [wgpu::PassthroughShaderEntryPoint {
-                    name: entry.into(),
-                    workgroup_size: (text.threads, 1, 1),
-                }];
-                self.device.create_shader_module_passthrough(
-                    wgpu::ShaderModuleDescriptorPassthrough {
-                        label: Some(entry),
-                        entry_points: entry_points.as_slice().into(),
-                        spirv: Some(words.into()),
-                        ..Default::default()
-                    },
-                )
-            },
-            None => unsafe { self.device.create_shader_module_trusted(desc, checks) },
+        let module = match (spirv, text.spirv) {
+            #[cfg(not(target_arch = "wasm32"))]
+            (Some(words), Some(threads)) => {
+                crate::kernels::spirv_elements::module(&self.device, words, entry, threads)
+            }
+            _ => unsafe { self.device.create_shader_module_trusted(desc, checks) },
         };
         let layout = layout();
         let pipeline = self
@@ -546,25 +532,33 @@ impl FlashContext {
 
     /// Maps a `MAP_READ` buffer and copies its bytes out.
     pub async fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
-        let (tx, rx) = futures::channel::oneshot::channel();
-        buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        #[cfg(not(target_arch = "wasm32"))]
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| FlashError::Readback(e.to_string()))?;
-        rx.await
-            .map_err(|_| FlashError::Readback("the map callback was dropped".into()))?
-            .map_err(|e| FlashError::Readback(e.to_string()))?;
-        let bytes = buffer
-            .slice(..)
-            .get_mapped_range()
-            .map_err(|e| FlashError::Readback(e.to_string()))?
-            .to_vec();
-        buffer.unmap();
-        Ok(bytes)
+        read_buffer(&self.device, buffer).await
     }
+}
+
+/// Maps a `MAP_READ` buffer of `device` and copies its bytes out (waiting for the device first,
+/// outside the browser).
+pub(crate) async fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+    let (tx, rx) = futures::channel::oneshot::channel();
+    buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    #[cfg(not(target_arch = "wasm32"))]
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| FlashError::Readback(e.to_string()))?;
+    #[cfg(target_arch = "wasm32")]
+    let _ = device;
+    rx.await
+        .map_err(|_| FlashError::Readback("the map callback was dropped".into()))?
+        .map_err(|e| FlashError::Readback(e.to_string()))?;
+    let bytes = buffer
+        .slice(..)
+        .get_mapped_range()
+        .map_err(|e| FlashError::Readback(e.to_string()))?
+        .to_vec();
+    buffer.unmap();
+    Ok(bytes)
 }
 
 /// Where a small f32 vector (LSE, ALiBi slopes, sinks) is bound.

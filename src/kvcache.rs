@@ -1102,9 +1102,7 @@ pub struct KvCachePlan {
     /// With splits: whether the last workgroup to finish of each work item and KV head merges
     /// the partial states in the attention kernel, rather than a combine pass after it. The
     /// subgroup kernel does, in a step of one dispatch (one window) whose splits cover at least
-    /// 1024 keys of the longest sequence (`MERGE_MIN_KEYS_PER_SPLIT` says what that measured on
-    /// the H200: about 1% at KV 16k-32k, call to call from 1.7% slower to 3% faster, and 2-7%
-    /// slower for splits of 256 keys).
+    /// 1024 keys of the longest sequence (`MERGE_MIN_KEYS_PER_SPLIT` says why).
     pub merge_in_kernel: bool,
     /// Work items: (sequence, block of `block_m` packed query rows).
     pub work: Vec<(u32, u32)>,

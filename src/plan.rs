@@ -357,21 +357,17 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             });
         }
     }
-    // Scores in registers: the element layout the kernel assumes is for 32-lane subgroups.
-    let elements_allowed = kernel == Kernel::ForwardCoopMatrix
-        && scores_in_registers(caps, PlanOptions::default())
+    // Scores in registers (the tiles were fitted that way): the element layout the kernel
+    // assumes is for 32-lane subgroups.
+    let coop_elements = kernel == Kernel::ForwardCoopMatrix
+        && scores_in_registers(caps, options)
         && tiles.threads_x == 32;
-    let coop_elements = match options.coop_elements {
-        None => elements_allowed,
-        Some(false) => false,
-        Some(true) if elements_allowed => true,
-        Some(true) => {
-            return Err(FlashError::MissingFeature {
-                what: "tensor-core scores in registers",
-                feature: "SPIR-V passthrough with the probed fragment layout, the tensor-core tier and 32-lane subgroups",
-            })
-        }
-    };
+    if options.coop_elements == Some(true) && !coop_elements {
+        return Err(FlashError::MissingFeature {
+            what: "tensor-core scores in registers",
+            feature: "SPIR-V passthrough with the probed fragment layout, the tensor-core tier and 32-lane subgroups",
+        });
+    }
     Ok(Plan {
         problem: problem.clone(),
         kernel,

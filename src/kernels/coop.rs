@@ -112,21 +112,7 @@ pub(crate) fn elements_work(
         wgpu::ErrorFilter::Internal,
     ]
     .map(|filter| device.push_error_scope(filter));
-    // SAFETY: naga's SPIR-V of a validated entry point, with element access at constant indices
-    // below 8, the element count of a 16x16 fragment in a subgroup of 32.
-    let module = unsafe {
-        device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
-            label: Some(ENTRY),
-            entry_points: [wgpu::PassthroughShaderEntryPoint {
-                name: ENTRY.into(),
-                workgroup_size: (32, 1, 1),
-            }]
-            .as_slice()
-            .into(),
-            spirv: Some(words.into()),
-            ..Default::default()
-        })
-    };
+    let module = super::spirv_elements::module(device, words, ENTRY, 32);
     // The probe's only binding is the kernel's lse_buf.
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(ENTRY),
@@ -199,18 +185,8 @@ pub(crate) fn elements_work(
     if failed {
         return false;
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    read.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r.is_ok());
-    });
-    if device.poll(wgpu::PollType::wait_indefinitely()).is_err() || rx.try_recv() != Ok(true) {
-        return false;
-    }
-    let Ok(view) = read.slice(..).get_mapped_range() else {
-        return false;
-    };
-    let wrong: &[u32] = bytemuck::cast_slice(&view);
-    wrong.iter().all(|&n| n == 0)
+    pollster::block_on(crate::context::read_buffer(device, &read))
+        .is_ok_and(|bytes| bytes.iter().all(|&b| b == 0))
 }
 
 #[cfg(test)]

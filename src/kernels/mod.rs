@@ -128,10 +128,8 @@ pub(crate) struct ShaderText {
     header: String,
     unroll: Vec<(&'static str, u32)>,
     /// Compiled to SPIR-V here and passed through, for element access to cooperative matrices
-    /// ([`spirv_elements`]).
-    pub(crate) spirv: bool,
-    /// Invocations per workgroup (for the passthrough entry point).
-    pub(crate) threads: u32,
+    /// ([`spirv_elements`]): the workgroup's invocations, which the passthrough entry point names.
+    pub(crate) spirv: Option<u32>,
 }
 
 impl ShaderText {
@@ -141,15 +139,13 @@ impl ShaderText {
             file,
             header,
             unroll: Vec::new(),
-            spirv: false,
-            threads: 0,
+            spirv: None,
         }
     }
 
     /// The same, compiled through [`spirv_elements`].
     pub(crate) fn through_spirv(mut self, threads: u32) -> Self {
-        self.spirv = true;
-        self.threads = threads;
+        self.spirv = Some(threads);
         self
     }
 
@@ -167,7 +163,7 @@ impl ShaderText {
             self.file.as_ptr(),
             self.file.len(),
             self.unroll,
-            if self.spirv { " spirv" } else { "" },
+            if self.spirv.is_some() { " spirv" } else { "" },
             self.header
         )
     }

@@ -54,6 +54,31 @@ pub fn compile(wgsl: &str, entry: &str, checked: bool, elements: u32) -> Result<
     replace_element_stubs(&words, elements)
 }
 
+/// A shader module of `words` (from [`compile`]) with its one compute entry point, passed through
+/// to the driver as it is.
+pub(crate) fn module(
+    device: &wgpu::Device,
+    words: Vec<u32>,
+    entry: &str,
+    threads: u32,
+) -> wgpu::ShaderModule {
+    let entry_points = [wgpu::PassthroughShaderEntryPoint {
+        name: entry.into(),
+        workgroup_size: (threads, 1, 1),
+    }];
+    // SAFETY: naga's SPIR-V of a module whose WGSL naga validated; the rewrite only replaced
+    // calls of stubs by element access to cooperative matrices at constant indices below the
+    // element count (checked there, and on the device by the probe) and removed the stubs.
+    unsafe {
+        device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+            label: Some(entry),
+            entry_points: entry_points.as_slice().into(),
+            spirv: Some(words.into()),
+            ..Default::default()
+        })
+    }
+}
+
 /// The instructions of a module (after its 5-word header) as word slices.
 fn instructions(words: &[u32]) -> Result<Vec<&[u32]>, String> {
     let mut out = Vec::new();
