@@ -433,6 +433,10 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         "adapter: {} | backend: {} | driver: {} | subgroups: {:?}",
         caps.name, caps.backend, caps.driver, caps.subgroup_sizes
     );
+    match ctx.coop_elements_probe() {
+        Ok(()) => println!("tensor-core scores in registers: available"),
+        Err(why) => println!("tensor-core scores in registers: unavailable ({why})"),
+    }
     println!(
         "timing: {timing}, median of {} runs after at least {} warm-up runs and {} ms | tokens {} | hidden {} | f16 read {}",
         args.runs,

@@ -94,6 +94,9 @@ mod native {
         let ctx = pollster::block_on(FlashContext::new_default())?;
         let caps = ctx.caps().clone();
         println!("adapter: {} ({})", caps.name, caps.backend);
+        if let Err(why) = ctx.coop_elements_probe() {
+            println!("tensor-core scores in registers: unavailable ({why})");
+        }
         if caps.backend != "Vulkan" {
             return Err("the default adapter is not a Vulkan one (set WGPU_BACKEND=vulkan)".into());
         }

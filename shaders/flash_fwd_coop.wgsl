@@ -213,11 +213,12 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
 
 // One score of the tile at `key` for query row `row` (modifiers and masks applied), in the units
 // exp2 takes after scaling by scale_log2; MASKED where the key is not visible. `interior`: the
-// whole tile is inside every row's band (BANDED), so no element needs the visibility test.
+// whole tile is inside both sequences and every row's band, so no element needs the visibility
+// test (a bias or a boolean mask still applies).
 fn score(s: f32, key: u32, row: u32, diag: i32, interior: bool, slope: f32, batch: u32,
          head_q: u32, seq_q: u32, seq_kv: u32) -> f32 {
     var visible = true;
-    if (!(BANDED && interior)) {
+    if (!interior) {
         visible = key < seq_kv && row < seq_q;
         if (BANDED) {
             visible = visible && (params.win_left < 0 || i32(key) >= diag - params.win_left);
@@ -506,14 +507,14 @@ fn forward(
             }
         }
 
-        // BANDED: whether every key of the tile is inside the band of every row of this subgroup
-        // (and inside both sequences), so that no element needs the mask: the first row bounds
-        // the band's right edge, the last row its left edge.
-        var interior = false;
+        // Whether every key of the tile is inside both sequences (and, BANDED, inside the band
+        // of every row of this subgroup: the first row bounds the band's right edge, the last
+        // row its left edge), so that no element needs the visibility test.
+        var interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q;
         if (BANDED) {
             let first = i32(m0 + row0) + diag_offset;
             let last = i32(m0 + row0 + MR - 1u) + diag_offset;
-            interior = n0 + BN <= seq_kv && m0 + row0 + MR <= seq_q
+            interior = interior
                 && (params.win_left < 0 || i32(n0) >= last - params.win_left)
                 && (params.win_right < 0 || i32(n0 + BN - 1u) <= first + params.win_right);
         }
@@ -535,7 +536,7 @@ fn forward(
                 }
                 let row_first = m0 + row0 + rb * 16u;
                 var tile_max: vec2<f32>;
-                if (BANDED && interior) {
+                if (interior) {
                     tile_max = elem_scores(&x, lane, n0, row_first, diag_offset, true, slope, batch, head_q, seq_q, seq_kv);
                 } else {
                     tile_max = elem_scores(&x, lane, n0, row_first, diag_offset, false, slope, batch, head_q, seq_q, seq_kv);
@@ -596,14 +597,13 @@ fn forward(
                 var x: array<f32, CPL>;
                 var tile_max: f32;
                 let s_row = (s_base + rr * SS + part * CPL) / 4u;
-                // BANDED: tiles wholly inside the band (almost all of them) take a copy of the scores
-                // that skips the visibility test (`true` below is a constant in that copy once
-                // row_scores is inlined); `interior` is the same for the whole subgroup, so the
-                // branch is uniform. Passing `interior` itself to one copy instead left the test in
-                // every tile's code: causal ran 9% (d = 128) and 16% (d = 64) slower
-                // (bench-results/h200-2026-11-30-session8, call5). Without a band the first copy is
-                // dead code.
-                if (BANDED && interior) {
+                // Tiles wholly inside the sequences and the band (almost all of them) take a copy
+                // of the scores that skips the visibility test (`true` below is a constant in that
+                // copy once row_scores is inlined); `interior` is the same for the whole subgroup,
+                // so the branch is uniform. Passing `interior` itself to one copy instead left the
+                // test in every tile's code: causal ran 9% (d = 128) and 16% (d = 64) slower
+                // (bench-results/h200-2026-11-30-session8, call5).
+                if (interior) {
                     tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, true, slope, batch, head_q, seq_q, seq_kv);
                 } else {
                     tile_max = row_scores(&x, s_row, n0 + part * CPL, row, diag, false, slope, batch, head_q, seq_q, seq_kv);
@@ -760,8 +760,9 @@ fn forward(
 // ELEMENTS: whether a lane holds EL elements of C (f32) and A (f16) fragments, whether elem_row
 // and elem_col say where each is, and whether setting an element of either puts it there. Run
 // once per device, in one subgroup of 32 lanes, before any plan keeps scores in registers; each
-// lane writes its count of mismatches to lse_buf[lane] (the plan needs them all 0, and the host
-// fills the buffer with something else first).
+// lane writes its mismatches to lse_buf[lane] (the plan needs them all 0, and the host fills the
+// buffer with something else first): bit 0 the C length, bit 1 the A length, then counts in 4
+// bits each from bit 4: C elements read, A elements read, A elements written, C elements written.
 @compute @workgroup_size(32)
 fn probe_elements(@builtin(subgroup_invocation_id) lane: u32) {
     // Element (row, column) of a 16 x 16 block holds 16 row + column.
@@ -773,12 +774,12 @@ fn probe_elements(@builtin(subgroup_invocation_id) lane: u32) {
     workgroupBarrier();
     let c = coopLoadT<coop_mat16x16<f32, C>>(&s_tile[0], 4u);
     var a = coopLoadT<coop_mat16x16<f16, A>>(&kv_tile[0], 4u);
-    var wrong = select(1u, 0u, coop_len_c(c) == EL) + select(1u, 0u, coop_len_a(a) == EL);
+    var wrong = select(1u, 0u, coop_len_c(c) == EL) + select(2u, 0u, coop_len_a(a) == EL);
     var c2 = c;
     for (var e = 0u; e < EL; e++) {
         let at = 16u * elem_row(lane, e) + elem_col(lane, e);
-        wrong += select(1u, 0u, coop_get_c(c, e) == f32(at));
-        wrong += select(1u, 0u, coop_get_a(a, e) == f16(at));
+        wrong += select(1u << 4u, 0u, coop_get_c(c, e) == f32(at));
+        wrong += select(1u << 8u, 0u, coop_get_a(a, e) == f16(at));
         a = coop_set_a(a, e, f16(1024u + EL * lane + e));
         c2 = coop_set_c(c2, e, f32(2048u + EL * lane + e));
     }
@@ -788,8 +789,8 @@ fn probe_elements(@builtin(subgroup_invocation_id) lane: u32) {
     workgroupBarrier();
     for (var e = 0u; e < EL; e++) {
         let at = 16u * elem_row(lane, e) + elem_col(lane, e);
-        wrong += select(1u, 0u, kv_tile[at / 4u][at % 4u] == f16(1024u + EL * lane + e));
-        wrong += select(1u, 0u, s_tile[at / 4u][at % 4u] == f32(2048u + EL * lane + e));
+        wrong += select(1u << 12u, 0u, kv_tile[at / 4u][at % 4u] == f16(1024u + EL * lane + e));
+        wrong += select(1u << 16u, 0u, s_tile[at / 4u][at % 4u] == f32(2048u + EL * lane + e));
     }
     lse_buf[lane] = wrong;
 }

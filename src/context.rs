@@ -27,6 +27,8 @@ pub struct FlashContext {
     /// second writable one, for the KV-cache kernels).
     pub(crate) placeholders: [wgpu::Buffer; 3],
     pipelines: Arc<Mutex<HashMap<(String, &'static str), wgpu::ComputePipeline>>>,
+    /// Why the tensor-core tier cannot keep scores in registers here, if it cannot.
+    elements_probe: std::result::Result<(), String>,
 }
 
 /// Features the context asks for when it creates the device itself, where the adapter has them.
@@ -53,11 +55,14 @@ impl FlashContext {
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, adapter: &wgpu::Adapter) -> Result<Self> {
         let caps = caps_of(&device, adapter);
         #[cfg(not(target_arch = "wasm32"))]
+        let elements_probe = crate::kernels::coop::elements_work(&device, &queue, &caps);
+        #[cfg(target_arch = "wasm32")]
+        let elements_probe = Err("the browser takes no SPIR-V".to_string());
         let caps = DeviceCaps {
-            coop_elements: crate::kernels::coop::elements_work(&device, &queue, &caps),
+            coop_elements: elements_probe.is_ok(),
             ..caps
         };
-        Ok(Self::from_parts(device, queue, caps))
+        Ok(Self::from_parts(device, queue, caps, elements_probe))
     }
 
     /// Finds the default adapter (honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME`), creates a device
@@ -110,7 +115,12 @@ impl FlashContext {
         pollster::block_on(Self::new_default())
     }
 
-    fn from_parts(device: wgpu::Device, queue: wgpu::Queue, caps: DeviceCaps) -> Self {
+    fn from_parts(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        caps: DeviceCaps,
+        elements_probe: std::result::Result<(), String>,
+    ) -> Self {
         let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -171,6 +181,7 @@ impl FlashContext {
             forward_pipeline_layout,
             placeholders,
             pipelines: Arc::default(),
+            elements_probe,
         }
     }
 
@@ -187,6 +198,25 @@ impl FlashContext {
     /// What the planner knows about the device.
     pub fn caps(&self) -> &DeviceCaps {
         &self.caps
+    }
+
+    /// `Ok` where the tensor-core tier keeps its scores in registers on this device
+    /// ([`DeviceCaps::coop_elements`](crate::DeviceCaps::coop_elements)); otherwise why not: the
+    /// features it needs, or what the probe dispatch found. Without it the tier still runs, with
+    /// scores through workgroup memory.
+    ///
+    /// ```no_run
+    /// let ctx = wgpu_flash_attn::FlashContext::default_blocking()?;
+    /// if let Err(why) = ctx.coop_elements_probe() {
+    ///     eprintln!("tensor-core scores through workgroup memory: {why}");
+    /// }
+    /// # Ok::<(), wgpu_flash_attn::FlashError>(())
+    /// ```
+    pub fn coop_elements_probe(&self) -> std::result::Result<(), &str> {
+        self.elements_probe
+            .as_ref()
+            .map(|_| ())
+            .map_err(String::as_str)
     }
 
     /// Plans `problem` for this device and compiles (or fetches) its pipeline.

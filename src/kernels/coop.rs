@@ -38,7 +38,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
             "workgroupBarrier"
         },
         plan.coop_elements,
-        crate::plan::two_kv_tiles(p.head_dim, plan.coop_elements),
+        plan.coop_kv_tiles == 2,
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;
@@ -82,29 +82,52 @@ pub fn spirv(plan: &Plan) -> Result<Vec<u32>, String> {
 /// Whether the tensor-core kernel may keep scores in registers on this device: it passes SPIR-V
 /// through, has 16x16x16 f16 cooperative matrices on Vulkan and subgroups of exactly 32 lanes
 /// (the element layout in the kernel is for 32), and the kernel's `probe_elements` finds every
-/// element of C and A fragments where the kernel assumes it. One dispatch, waited for (with any
-/// work already queued). A driver that fails to build the probe's pipeline outright may lose the
-/// device, as with any pipeline; wgpu reports that through the device-lost callback.
+/// element of C and A fragments where the kernel assumes it. `Err` says why not. One dispatch,
+/// waited for (with any work already queued). A driver that fails to build the probe's pipeline
+/// outright may lose the device, as with any pipeline; wgpu reports that through the device-lost
+/// callback.
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn elements_work(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     caps: &crate::plan::DeviceCaps,
-) -> bool {
-    if !(caps.coop_matrix_f16
-        && caps.backend == "Vulkan"
-        && caps.subgroup_sizes == Some((32, 32))
-        && device
-            .features()
-            .contains(wgpu::Features::PASSTHROUGH_SHADERS))
-    {
-        return false;
+) -> Result<(), String> {
+    let passthrough = device
+        .features()
+        .contains(wgpu::Features::PASSTHROUGH_SHADERS);
+    let missing: Vec<String> = [
+        (caps.backend != "Vulkan").then(|| format!("Vulkan (the backend is {})", caps.backend)),
+        (!caps.coop_matrix_f16).then(|| "16x16x16 f16 cooperative matrices".to_string()),
+        (caps.subgroup_sizes != Some((32, 32))).then(|| {
+            format!(
+                "subgroups of exactly 32 lanes (the device's: {:?})",
+                caps.subgroup_sizes
+            )
+        }),
+        (!passthrough).then(|| "PASSTHROUGH_SHADERS".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !missing.is_empty() {
+        return Err(format!("needs {}", missing.join(", ")));
     }
     const ENTRY: &str = "probe_elements";
     let source = super::unroll(SOURCE, &[("EL", FRAGMENT_ELEMENTS)]);
-    let Ok(words) = super::spirv_elements::compile(&source, ENTRY, false, FRAGMENT_ELEMENTS) else {
-        return false;
-    };
+    let words = super::spirv_elements::compile(&source, ENTRY, false, FRAGMENT_ELEMENTS)
+        .map_err(|e| format!("the probe does not compile: {e}"))?;
+    probe_verdict(&run_probe(device, queue, words, ENTRY)?)
+}
+
+/// Runs `entry_point` of the passed-through SPIR-V `words` as one workgroup of 32 invocations
+/// with a 32-word buffer at binding 5 (every bit set first) and returns the buffer's words after.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn run_probe(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    words: Vec<u32>,
+    entry_point: &str,
+) -> Result<Vec<u32>, String> {
     // Every kind of error the probe may raise is caught here (none reaches the device's handler).
     let scopes = [
         wgpu::ErrorFilter::Validation,
@@ -112,39 +135,50 @@ pub(crate) fn elements_work(
         wgpu::ErrorFilter::Internal,
     ]
     .map(|filter| device.push_error_scope(filter));
-    let module = super::spirv_elements::module(device, words, ENTRY, 32);
-    // The probe's only binding is the kernel's lse_buf.
+    let module = super::spirv_elements::module(device, words, entry_point, 32);
+    // The probe writes binding 5 (the kernel's lse_buf). wgpu's Vulkan backend numbers a
+    // layout's bindings from 0 in order and renumbers naga's SPIR-V to match, but not SPIR-V
+    // passed through: so the layout declares bindings 0 to 5, and 0 to 4 (unused by the probe,
+    // so their types need not match the shader's) take one small read-only buffer.
+    let entry = |binding, read_only| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(ENTRY),
-        entries: &[wgpu::BindGroupLayoutEntry {
-            binding: 5,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only: false },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        }],
+        label: Some(entry_point),
+        entries: &[
+            entry(0, true),
+            entry(1, true),
+            entry(2, true),
+            entry(3, true),
+            entry(4, true),
+            entry(5, false),
+        ],
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(ENTRY),
+        label: Some(entry_point),
         layout: Some(
             &device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(ENTRY),
+                label: Some(entry_point),
                 bind_group_layouts: &[Some(&layout)],
                 immediate_size: 0,
             }),
         ),
         module: &module,
-        entry_point: Some(ENTRY),
+        entry_point: Some(entry_point),
         compilation_options: Default::default(),
         cache: None,
     });
     let bytes = 32 * 4;
     // Not zero, so that a probe that never ran does not pass.
     let counts = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(ENTRY),
+        label: Some(entry_point),
         size: bytes,
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: true,
@@ -154,18 +188,27 @@ pub(crate) fn elements_work(
     }
     counts.unmap();
     let read = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(ENTRY),
+        label: Some(entry_point),
         size: bytes,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
+    let unused = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(entry_point),
+        size: 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let entries: Vec<wgpu::BindGroupEntry> = (0..6)
+        .map(|binding| wgpu::BindGroupEntry {
+            binding,
+            resource: if binding == 5 { &counts } else { &unused }.as_entire_binding(),
+        })
+        .collect();
     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(ENTRY),
+        label: Some(entry_point),
         layout: &layout,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 5,
-            resource: counts.as_entire_binding(),
-        }],
+        entries: &entries,
     });
     let mut encoder = device.create_command_encoder(&Default::default());
     {
@@ -176,17 +219,48 @@ pub(crate) fn elements_work(
     }
     encoder.copy_buffer_to_buffer(&counts, 0, &read, 0, bytes);
     queue.submit([encoder.finish()]);
-    let mut failed = false;
-    for scope in scopes.into_iter().rev() {
-        failed |= futures::FutureExt::now_or_never(scope.pop())
-            .flatten()
-            .is_some();
+    let errors: Vec<String> = scopes
+        .into_iter()
+        .rev()
+        .filter_map(|scope| pollster::block_on(scope.pop()))
+        .map(|e| e.to_string())
+        .collect();
+    if !errors.is_empty() {
+        return Err(format!("the probe raised {}", errors.join("; ")));
     }
-    if failed {
-        return false;
+    let bytes = pollster::block_on(crate::context::read_buffer(device, &read))
+        .map_err(|e| format!("the probe's result could not be read: {e}"))?;
+    Ok(bytemuck::cast_slice(&bytes).to_vec())
+}
+
+/// Reads the probe's per-lane words (bit fields of `probe_elements`): `Err` names what failed.
+#[cfg(not(target_arch = "wasm32"))]
+fn probe_verdict(words: &[u32]) -> Result<(), String> {
+    const FIELDS: [(&str, u32, u32); 6] = [
+        ("C fragment length", 0, 1),
+        ("A fragment length", 1, 1),
+        ("C elements read in the wrong place", 4, 0xf),
+        ("A elements read in the wrong place", 8, 0xf),
+        ("A elements written to the wrong place", 12, 0xf),
+        ("C elements written to the wrong place", 16, 0xf),
+    ];
+    if words.iter().all(|&w| w == 0) {
+        return Ok(());
     }
-    pollster::block_on(crate::context::read_buffer(device, &read))
-        .is_ok_and(|bytes| bytes.iter().all(|&b| b == 0))
+    if words.iter().all(|&w| w == u32::MAX) {
+        return Err("the probe wrote nothing".into());
+    }
+    let failed: Vec<String> = FIELDS
+        .iter()
+        .filter_map(|&(what, shift, mask)| {
+            let lanes = words.iter().filter(|&&w| (w >> shift) & mask != 0).count();
+            (lanes > 0).then(|| format!("{what} (in {lanes} lanes)"))
+        })
+        .collect();
+    Err(format!(
+        "the fragment layout differs from the kernel's: {}",
+        failed.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -202,5 +276,53 @@ mod tests {
         )
         .unwrap();
         assert!(words.len() > 100);
+    }
+
+    /// The probe's host side: its dispatch runs and the words come back. (lavapipe also wrote
+    /// them when the layout declared binding 5 alone, which on NVIDIA wrote nothing; so this
+    /// does not guard the renumbering, the H200's probe verdict does.)
+    #[test]
+    fn a_passed_through_probe_writes_its_binding() {
+        let ctx = crate::FlashContext::default_blocking().unwrap();
+        let passthrough = ctx
+            .device()
+            .features()
+            .contains(wgpu::Features::PASSTHROUGH_SHADERS);
+        if ctx.caps().backend != "Vulkan" {
+            // SPIR-V passes through to Vulkan only (wgpu's GL backend lists the feature but
+            // takes no SPIR-V); the test suite also runs on Vulkan.
+            return;
+        }
+        assert!(passthrough, "wgpu's Vulkan backend has PASSTHROUGH_SHADERS");
+        let wgsl = "@group(0) @binding(5) var<storage, read_write> out: array<u32>;\n\
+                    @compute @workgroup_size(32)\n\
+                    fn probe(@builtin(local_invocation_index) i: u32) { out[i] = 3u * i; }";
+        let module = naga::front::wgsl::parse_str(wgsl).unwrap();
+        let info = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap();
+        let words = naga::back::spv::write_vec(&module, &info, &Default::default(), None).unwrap();
+        let got = super::run_probe(ctx.device(), ctx.queue(), words, "probe").unwrap();
+        let want: Vec<u32> = (0..32).map(|i| 3 * i).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_probe_verdict_names_what_failed() {
+        assert!(super::probe_verdict(&[0; 32]).is_ok());
+        let nothing = super::probe_verdict(&[u32::MAX; 32]).unwrap_err();
+        assert!(nothing.contains("wrote nothing"), "{nothing}");
+        let mut words = [0u32; 32];
+        words[3] = 1 | (2 << 12);
+        let why = super::probe_verdict(&words).unwrap_err();
+        assert!(
+            why.contains("C fragment length (in 1 lanes)")
+                && why.contains("A elements written")
+                && !why.contains("A fragment length"),
+            "{why}"
+        );
     }
 }

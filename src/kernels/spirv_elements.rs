@@ -55,7 +55,9 @@ pub fn compile(wgsl: &str, entry: &str, checked: bool, elements: u32) -> Result<
 }
 
 /// A shader module of `words` (from [`compile`]) with its one compute entry point, passed through
-/// to the driver as it is.
+/// to the driver as it is. Its pipeline layout must declare bindings 0, 1, 2, ... without gaps:
+/// wgpu's Vulkan backend numbers a layout's bindings from 0 in order, and renumbers naga's
+/// SPIR-V to match, but not SPIR-V passed through (a probe bound at 5 alone wrote nothing).
 pub(crate) fn module(
     device: &wgpu::Device,
     words: Vec<u32>,
