@@ -222,7 +222,10 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 6: the tensor-core kernel keeps its scores in registers where the device's probe allows it
 // (11-43% faster on the H200 by head dim and mask), so version-5 tile winners were timed against another
 // kernel.
-const VERSION: u32 = 6;
+// 7: the element probe works again (version 6 ran it with a binding that the Vulkan backend
+// renumbered, so it never passed), and with scores in registers the tensor-core tables lead with
+// longer key tiles: version-6 winners were timed without either.
+const VERSION: u32 = 7;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 
@@ -478,7 +481,7 @@ pub async fn tune(ctx: &FlashContext, problem: &Attention, options: &TuneOptions
         // first and then the family's and the generic ones.
         let tables: Vec<Tiles> = match (kernel, caps.subgroup_sizes) {
             (Kernel::ForwardCoopMatrix, Some((sg, _))) => {
-                tuning::coop_tiles(problem.head_dim, sg).collect()
+                tuning::coop_tiles(problem.head_dim, sg, caps.coop_elements).collect()
             }
             (Kernel::ForwardCoopMatrix, None) => Vec::new(),
             _ => {

@@ -282,6 +282,9 @@ pub struct Plan {
     /// The tensor-core kernel keeps scores and probabilities in registers, through element access
     /// to its fragments (SPIR-V passed through to the driver).
     pub coop_elements: bool,
+    /// K/V tiles the tensor-core kernel keeps in workgroup memory: 2 (one barrier a key tile
+    /// instead of two) or 1 ([`coop_kv_tiles`]); 1 for the other kernels.
+    pub coop_kv_tiles: u32,
 }
 
 impl Plan {
@@ -368,19 +371,25 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             feature: "SPIR-V passthrough with the probed fragment layout, the tensor-core tier and 32-lane subgroups",
         });
     }
+    let coop_kv_tiles = if kernel == Kernel::ForwardCoopMatrix {
+        coop_kv_tiles(&tiles, d, coop_elements, caps)
+    } else {
+        1
+    };
     Ok(Plan {
         problem: problem.clone(),
         kernel,
         storage,
         tiles,
         grid,
-        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q, coop_elements),
+        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q, coop_elements, coop_kv_tiles),
         stream_q,
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
         subgroup_sync: kernel == Kernel::ForwardCoopMatrix
             && caps.subgroup_barrier
             && crate::tuning::DeviceFamily::of(caps) == crate::tuning::DeviceFamily::Nvidia,
         coop_elements,
+        coop_kv_tiles,
     })
 }
 
@@ -440,8 +449,8 @@ fn choose_kernel_and_tiles(
         }
         (chosen, _) => chosen?,
     };
-    let stream_q =
-        workgroup_bytes(kernel, &tiles, head_dim, false, false) > caps.max_workgroup_storage_bytes;
+    let stream_q = workgroup_bytes(kernel, &tiles, head_dim, false, false, 1)
+        > caps.max_workgroup_storage_bytes;
     Ok((kernel, tiles, stream_q))
 }
 
@@ -516,19 +525,14 @@ fn workgroup_bytes(
     head_dim: u32,
     stream_q: bool,
     elements: bool,
+    kv_tiles: u32,
 ) -> u32 {
     if kernel == Kernel::ForwardCoopMatrix {
         // K and V tiles (f16, padded rows), per query row a row of f32 scores and of f16
         // probabilities and a scale, and 8 words of flags and sequence info. With scores in
-        // registers: rows of 16 f32 (padded) for O, no probabilities, and up to d = 128 two K/V
-        // tiles.
+        // registers: rows of 16 f32 (padded) for O, no probabilities, and `kv_tiles` K/V tiles.
         let (bn, bm) = (t.block_n, t.block_m);
         let kv = 2 * bn * (head_dim + 8) * 2;
-        let kv_tiles = if two_kv_tiles(head_dim, elements) {
-            2
-        } else {
-            1
-        };
         return if elements {
             kv_tiles * kv + bm * 20 * 4 + 32 + bm * 4 + 32
         } else {
@@ -624,18 +628,25 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps, elements: bool)
     }
     check_limits(
         t,
-        workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false, elements),
+        workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false, elements, 1),
         caps,
     )
 }
 
-/// Whether the tensor-core kernel with scores in registers keeps two K/V tiles in workgroup
-/// memory (one barrier a key tile instead of two). Measured on the H200
-/// (bench-results/h200-2026-11-30-session11, call 6 against call 4, TFLOP/s non-causal):
-/// d = 32 110 against 82, d = 64 145 against 131, d = 96 142 against 135, d = 128 level; but d = 160
-/// 125 against 135 and d = 192 121 against 141, so not above 128.
-pub(crate) fn two_kv_tiles(head_dim: u32, elements: bool) -> bool {
-    elements && head_dim <= 128
+/// K/V tiles the tensor-core kernel keeps in workgroup memory: two (one barrier a key tile
+/// instead of two) where scores are in registers, d <= 128 and two fit the device's workgroup
+/// memory; else one. Measured on the H200 (bench-results/h200-2026-11-30-session11, call 6
+/// against call 4, TFLOP/s non-causal): d = 32 110 against 82, d = 64 145 against 131, d = 96 142
+/// against 135, d = 128 level; but d = 160 125 against 135 and d = 192 121 against 141, so not
+/// above 128.
+pub(crate) fn coop_kv_tiles(t: &Tiles, head_dim: u32, elements: bool, caps: &DeviceCaps) -> u32 {
+    let two_fit = workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false, elements, 2)
+        <= caps.max_workgroup_storage_bytes;
+    if elements && head_dim <= 128 && two_fit {
+        2
+    } else {
+        1
+    }
 }
 
 /// Whether a tensor-core plan keeps its scores in registers, unless its tiles' subgroup size
@@ -647,21 +658,20 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {
     let sg = coop_subgroup_size(caps)?;
-    let candidates = || tuning::coop_tiles(head_dim, sg);
+    let candidates = || tuning::coop_tiles(head_dim, sg, elements);
     candidates()
         .find(|t| check_coop_tiles(t, head_dim, caps, elements).is_ok())
         .ok_or_else(|| {
-            let smallest = candidates().last().expect("table is not empty");
+            let smallest = candidates()
+                .map(|t| {
+                    workgroup_bytes(Kernel::ForwardCoopMatrix, &t, head_dim, false, elements, 1)
+                })
+                .min()
+                .expect("table is not empty");
             FlashError::DeviceLimit {
                 what:
                     "max_compute_workgroup_storage_size (bytes, smallest cooperative-matrix tile)",
-                needed: workgroup_bytes(
-                    Kernel::ForwardCoopMatrix,
-                    &smallest,
-                    head_dim,
-                    false,
-                    elements,
-                ) as u64,
+                needed: smallest as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })
@@ -730,7 +740,11 @@ fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> R
             why: "threads_x must be a power of two no larger than the smallest subgroup size",
         });
     }
-    check_limits(t, workgroup_bytes(kernel, t, head_dim, false, false), caps)
+    check_limits(
+        t,
+        workgroup_bytes(kernel, t, head_dim, false, false, 1),
+        caps,
+    )
 }
 
 /// Invocations and workgroup memory of a tile against the device's limits.
@@ -772,7 +786,7 @@ fn choose_tiles(kernel: Kernel, head_dim: u32, caps: &DeviceCaps) -> Result<Tile
                 .expect("table is not empty");
             FlashError::DeviceLimit {
                 what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
-                needed: workgroup_bytes(kernel, &smallest, head_dim, false, false) as u64,
+                needed: workgroup_bytes(kernel, &smallest, head_dim, false, false, 1) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })

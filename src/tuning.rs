@@ -222,10 +222,31 @@ const COOP_CANDIDATES: &[(u32, u32, u32)] = &[
     (16, 16, 1),
 ];
 
+/// With scores in registers ([`crate::plan::Plan::coop_elements`]), the first candidate by head
+/// dim: (largest head dim, (rows per subgroup, block_n, subgroups)), always 16 rows x 8
+/// subgroups. Without the score and probability blocks, longer key tiles fit 48 KiB and win
+/// (bench-results/h200-2026-11-30-session12, call 3, TFLOP/s non-causal / causal at N = 8k, f16,
+/// against the next best): d = 32 32 keys 134.8 / 114.9 (128 keys 127.1 / 100.2); d = 64 128
+/// keys 161.4 / 128.8 (16 keys 151.6 / 124.5); d = 96 64 keys 157.9 / 131.8 (32 keys 158.6 /
+/// 128.3); d = 128 64 keys 177.4 / 152.6 (32 keys 172.2 / 133.6); d = 160 32 keys 176.6 / 136.6
+/// (16 keys 130.9 / 104.5); d = 192 159.3 / 133.7 (151.7 / 135.7); d = 256 129.7 / 115.1 (122.2 /
+/// 109.2).
+const COOP_REGISTERS_FIRST: &[(u32, (u32, u32, u32))] = &[
+    (32, (16, 32, 8)),
+    (64, (16, 128, 8)),
+    (128, (16, 64, 8)),
+    (u32::MAX, (16, 32, 8)),
+];
+
 /// The cooperative-matrix kernel's candidate tiles at this head dimension for subgroups of
-/// `subgroup_size` lanes, best first (`threads_x` = the subgroup size, `threads_y` = subgroups).
-pub fn coop_tiles(head_dim: u32, subgroup_size: u32) -> impl Iterator<Item = Tiles> {
-    coop_candidates(head_dim).map(move |(rows, block_n, subgroups)| Tiles {
+/// `subgroup_size` lanes, best first (`threads_x` = the subgroup size, `threads_y` = subgroups),
+/// for scores in registers (`elements`) or through workgroup memory.
+pub fn coop_tiles(
+    head_dim: u32,
+    subgroup_size: u32,
+    elements: bool,
+) -> impl Iterator<Item = Tiles> {
+    coop_candidates(head_dim, elements).map(move |(rows, block_n, subgroups)| Tiles {
         block_m: rows * subgroups,
         block_n,
         threads_x: subgroup_size,
@@ -234,15 +255,22 @@ pub fn coop_tiles(head_dim: u32, subgroup_size: u32) -> impl Iterator<Item = Til
 }
 
 /// The candidate (rows per subgroup, block_n, subgroups) triples for the cooperative-matrix
-/// forward kernel at this head dimension, best first.
-pub fn coop_candidates(head_dim: u32) -> impl Iterator<Item = (u32, u32, u32)> {
-    if head_dim <= 64 {
+/// forward kernel at this head dimension, best first: with scores in registers (`elements`) the
+/// first choice of [`COOP_REGISTERS_FIRST`], then the table for both ways.
+pub fn coop_candidates(head_dim: u32, elements: bool) -> impl Iterator<Item = (u32, u32, u32)> {
+    let first = COOP_REGISTERS_FIRST
+        .iter()
+        .find(|(max_dim, _)| head_dim <= *max_dim)
+        .map(|&(_, tile)| tile)
+        .filter(|_| elements);
+    let table = if head_dim <= 64 {
         COOP_CANDIDATES_SMALL_D
     } else {
         COOP_CANDIDATES
-    }
-    .iter()
-    .copied()
+    };
+    first
+        .into_iter()
+        .chain(table.iter().copied().filter(move |&t| Some(t) != first))
 }
 
 #[cfg(test)]

@@ -204,6 +204,30 @@ fn tensor_core_scores_in_registers_only_where_probed() {
         ..Default::default()
     };
     assert!(!plan_with(&p, &caps, declined).unwrap().coop_elements);
+    // Two K/V tiles with registers up to d = 128 where they fit 48 KiB; one otherwise.
+    let tiles = |block_n| Tiles {
+        block_m: 128,
+        block_n,
+        threads_x: 32,
+        threads_y: 8,
+    };
+    let with_tiles = |p: &Attention, block_n, options: PlanOptions| {
+        let options = PlanOptions {
+            tiles: Some(tiles(block_n)),
+            kernel: Some(Kernel::ForwardCoopMatrix),
+            ..options
+        };
+        plan_with(p, &caps, options).unwrap()
+    };
+    assert_eq!(with_tiles(&p, 32, PlanOptions::default()).coop_kv_tiles, 2);
+    assert_eq!(with_tiles(&p, 32, declined).coop_kv_tiles, 1);
+    let wide = with_tiles(&p, 64, PlanOptions::default());
+    assert!(wide.coop_elements && wide.coop_kv_tiles == 1 && wide.workgroup_bytes <= 49152);
+    let p160 = Attention::new(1, 2, 2, 256, 256, 160).dtype(DType::F16);
+    assert_eq!(
+        with_tiles(&p160, 16, PlanOptions::default()).coop_kv_tiles,
+        1
+    );
     // Only the tensor-core tier has them.
     let subgroup = plan_with(&p, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap();
     assert!(!subgroup.coop_elements);
@@ -217,6 +241,43 @@ fn tensor_core_scores_in_registers_only_where_probed() {
     )
     .unwrap_err();
     assert!(matches!(err, FlashError::MissingFeature { .. }), "{err}");
+}
+
+#[test]
+fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
+    // The measured first choices (tuning::COOP_REGISTERS_FIRST): 8 subgroups of 16 rows, with
+    // longer key tiles than through workgroup memory; the workgroup-memory path keeps its own.
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.subgroup_barrier = true;
+    caps.coop_elements = true;
+    for (d, block_n, kv_tiles) in [
+        (32, 32, 2),
+        (64, 128, 1),
+        (96, 64, 1),
+        (128, 64, 1),
+        (160, 32, 1),
+        (192, 32, 1),
+        (256, 32, 1),
+    ] {
+        let p = Attention::new(2, 8, 8, 8192, 8192, d).dtype(DType::F16);
+        let plan = plan(&p, &caps).unwrap();
+        assert!(plan.coop_elements, "d={d}");
+        assert_eq!(
+            (plan.tiles.block_m, plan.tiles.threads_y, plan.tiles.block_n),
+            (128, 8, block_n),
+            "d={d}"
+        );
+        assert_eq!(plan.coop_kv_tiles, kv_tiles, "d={d}");
+        assert!(plan.workgroup_bytes <= 49152, "d={d}");
+        let declined = PlanOptions {
+            coop_elements: Some(false),
+            ..Default::default()
+        };
+        let plain = plan_with(&p, &caps, declined).unwrap();
+        let want = if (96..=144).contains(&d) { 32 } else { 16 };
+        assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
+    }
 }
 
 #[test]

@@ -308,7 +308,7 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                 // Every candidate tile of the table that fits (16 and 32 rows per subgroup);
                 // at least one does at every subgroup size and head dimension.
                 let mut fitting = 0;
-                for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup) {
+                for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup, false) {
                     let options = PlanOptions {
                         tiles: Some(tiles),
                         kernel: Some(Kernel::ForwardCoopMatrix),
@@ -322,10 +322,17 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                         );
                         n += 1;
                     }
-                    // The same tile with scores in registers, where it fits that way.
-                    let probed = DeviceCaps {
-                        coop_elements: true,
-                        ..caps.clone()
+                }
+                // The table with scores in registers, where each tile fits that way.
+                let probed = DeviceCaps {
+                    coop_elements: true,
+                    ..caps.clone()
+                };
+                for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup, true) {
+                    let options = PlanOptions {
+                        tiles: Some(tiles),
+                        kernel: Some(Kernel::ForwardCoopMatrix),
+                        ..Default::default()
                     };
                     if let (32, Ok(plan)) = (subgroup, plan_with(&p, &probed, options)) {
                         let what = format!("coop elements d={d} all={all} {tiles:?}");

@@ -183,9 +183,11 @@ fn every_coop_tile_candidate() {
         .0;
     let mut tried = 0;
     for d in [64, 128, 256] {
-        for (tiles, tier) in wgpu_flash_attn::tuning::coop_tiles(d, sg)
-            .flat_map(|tiles| coop.iter().map(move |&tier| (tiles, tier)))
-        {
+        // Each way's own table (scores in registers lead with longer key tiles).
+        for (tiles, tier) in coop.iter().flat_map(|&tier| {
+            let elements = tier.coop_elements.unwrap_or(ctx().caps().coop_elements);
+            wgpu_flash_attn::tuning::coop_tiles(d, sg, elements).map(move |tiles| (tiles, tier))
+        }) {
             let options = PlanOptions {
                 tiles: Some(tiles),
                 ..tier
