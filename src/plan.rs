@@ -52,7 +52,9 @@ pub struct DeviceCaps {
     pub compute_units: u32,
     /// The tensor-core tier may keep scores in registers ([`Plan::coop_elements`]): the device
     /// passes SPIR-V through and a probe kernel found every fragment element where that kernel
-    /// assumes it (checked when the context is created; Vulkan with 32-lane subgroups only).
+    /// assumes it (checked when the context is created; Vulkan with 32-lane subgroups only;
+    /// [`FlashContext::coop_elements_probe`](crate::FlashContext::coop_elements_probe) says why
+    /// not).
     pub coop_elements: bool,
 }
 
@@ -283,7 +285,8 @@ pub struct Plan {
     /// to its fragments (SPIR-V passed through to the driver).
     pub coop_elements: bool,
     /// K/V tiles the tensor-core kernel keeps in workgroup memory: 2 (one barrier a key tile
-    /// instead of two) or 1 ([`coop_kv_tiles`]); 1 for the other kernels.
+    /// instead of two) where scores are in registers, head_dim <= 128 and two fit the device;
+    /// else 1, as for the other kernels.
     pub coop_kv_tiles: u32,
 }
 
