@@ -433,7 +433,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         "adapter: {} | backend: {} | driver: {} | subgroups: {:?}",
         caps.name, caps.backend, caps.driver, caps.subgroup_sizes
     );
-    match ctx.coop_elements_probe() {
+    match ctx.coop_elements_status() {
         Ok(()) => println!("tensor-core scores in registers: available"),
         Err(why) => println!("tensor-core scores in registers: unavailable ({why})"),
     }

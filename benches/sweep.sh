@@ -44,7 +44,7 @@ inputs=("$out/flash.json" "$out/tiles.json")
 # when none of the requested tiers can run).
 rm -f "$out/coop_tiles.json"
 if "$ATTENTION" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f16 --causal both --baseline off \
-  --kernels coop-matrix --tiles 128x32x32x8,128x16x32x4,64x16x32x4,128x32x32x4 \
+  --kernels coop-matrix --tiles 128x128x32x8,128x64x32x8,128x32x32x8,128x16x32x4,64x16x32x4,128x32x32x4 \
   --runs 10 --warmup 5 --check-rows 8 --json "$out/coop_tiles.json" > "$out/coop_tiles.txt" 2>&1; then
   inputs+=("$out/coop_tiles.json")
 elif [ -f "$out/coop_tiles.json" ]; then

@@ -94,7 +94,7 @@ mod native {
         let ctx = pollster::block_on(FlashContext::new_default())?;
         let caps = ctx.caps().clone();
         println!("adapter: {} ({})", caps.name, caps.backend);
-        if let Err(why) = ctx.coop_elements_probe() {
+        if let Err(why) = ctx.coop_elements_status() {
             println!("tensor-core scores in registers: unavailable ({why})");
         }
         if caps.backend != "Vulkan" {

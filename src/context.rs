@@ -207,12 +207,12 @@ impl FlashContext {
     ///
     /// ```no_run
     /// let ctx = wgpu_flash_attn::FlashContext::default_blocking()?;
-    /// if let Err(why) = ctx.coop_elements_probe() {
+    /// if let Err(why) = ctx.coop_elements_status() {
     ///     eprintln!("tensor-core scores through workgroup memory: {why}");
     /// }
     /// # Ok::<(), wgpu_flash_attn::FlashError>(())
     /// ```
-    pub fn coop_elements_probe(&self) -> std::result::Result<(), &str> {
+    pub fn coop_elements_status(&self) -> std::result::Result<(), &str> {
         self.elements_probe
             .as_ref()
             .map(|_| ())

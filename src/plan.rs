@@ -53,7 +53,7 @@ pub struct DeviceCaps {
     /// The tensor-core tier may keep scores in registers ([`Plan::coop_elements`]): the device
     /// passes SPIR-V through and a probe kernel found every fragment element where that kernel
     /// assumes it (checked when the context is created; Vulkan with 32-lane subgroups only;
-    /// [`FlashContext::coop_elements_probe`](crate::FlashContext::coop_elements_probe) says why
+    /// [`FlashContext::coop_elements_status`](crate::FlashContext::coop_elements_status) says why
     /// not).
     pub coop_elements: bool,
 }
@@ -652,11 +652,24 @@ pub(crate) fn coop_kv_tiles(t: &Tiles, head_dim: u32, elements: bool, caps: &Dev
     }
 }
 
-/// Whether a tensor-core plan keeps its scores in registers, unless its tiles' subgroup size
-/// rules it out: the device's probe passed and the options do not decline it. Decided before
-/// the tiles, because it changes their workgroup memory.
+/// Whether a tensor-core plan keeps its scores in registers: the device's probe passed, its
+/// subgroups have the 32 lanes the element layout is written for, and the options do not decline
+/// it. Decided before the tiles, because it changes their workgroup memory.
 fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
-    caps.coop_elements && options.coop_elements != Some(false)
+    caps.coop_elements
+        && caps.subgroup_sizes == Some((32, 32))
+        && options.coop_elements != Some(false)
+}
+
+/// Whether the tensor-core kernel loads K/V tiles that lie wholly inside the sequence without
+/// per-load tests (`FAST_LOADS` in the shader): with scores in registers at d = 64 to 128, where
+/// it was measured faster on the H200 (bench-results/h200-2026-11-30-session12, call 7: d = 128
+/// 184.5-184.8 / 164.5-165.8 TFLOP/s against 174.2-174.5 / 151.5-151.7, d = 64 181.5-181.7 /
+/// 158.4-158.5 against 161.4-162.8 / 127.9, d = 96 195.5 / 172.8 against 157.1 / 130.4). At
+/// d = 32 and 160-256 the same code lost 7-47%, also with the tests kept (call 8), so there the
+/// kernel keeps its loads as before.
+pub(crate) fn coop_fast_loads(head_dim: u32, elements: bool) -> bool {
+    elements && (64..=128).contains(&head_dim)
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

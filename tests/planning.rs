@@ -270,11 +270,21 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         );
         assert_eq!(plan.coop_kv_tiles, kv_tiles, "d={d}");
         assert!(plan.workgroup_bytes <= 49152, "d={d}");
+        // Loads without per-load tests where they were measured faster.
+        let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
+        assert_eq!(
+            source.contains("const FAST_LOADS: bool = true;"),
+            (64..=128).contains(&d),
+            "d={d}"
+        );
         let declined = PlanOptions {
             coop_elements: Some(false),
             ..Default::default()
         };
         let plain = plan_with(&p, &caps, declined).unwrap();
+        let source = wgpu_flash_attn::kernels::forward::shader_source(&plain);
+        assert!(source.contains("const FAST_LOADS: bool = false;"), "d={d}");
+        assert!(source.contains("const TWO_KV: bool = false;"), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
     }

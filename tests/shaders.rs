@@ -323,18 +323,33 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                         n += 1;
                     }
                 }
-                // The table with scores in registers, where each tile fits that way.
+                // The table with scores in registers (32-lane subgroups only), where each tile
+                // fits that way; its first choice always does.
                 let probed = DeviceCaps {
                     coop_elements: true,
                     ..caps.clone()
                 };
+                let mut fitting_in_registers = 0;
                 for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup, true) {
                     let options = PlanOptions {
                         tiles: Some(tiles),
                         kernel: Some(Kernel::ForwardCoopMatrix),
                         ..Default::default()
                     };
-                    if let (32, Ok(plan)) = (subgroup, plan_with(&p, &probed, options)) {
+                    if subgroup != 32 {
+                        break;
+                    }
+                    if let Ok(plan) = plan_with(&p, &probed, options) {
+                        assert!(plan.coop_elements, "d={d} {tiles:?}");
+                        if fitting_in_registers == 0 {
+                            let coop = PlanOptions {
+                                kernel: Some(Kernel::ForwardCoopMatrix),
+                                ..Default::default()
+                            };
+                            let first = plan_with(&p, &probed, coop).unwrap();
+                            assert_eq!(first.tiles, tiles, "d={d}: the plan takes the first");
+                        }
+                        fitting_in_registers += 1;
                         let what = format!("coop elements d={d} all={all} {tiles:?}");
                         coop::spirv(&plan).unwrap_or_else(|e| panic!("{what}: {e}"));
                         assert_eq!(
@@ -346,6 +361,10 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                     }
                 }
                 assert!(fitting > 0, "no tensor-core tile fits sg={subgroup} d={d}");
+                assert!(
+                    subgroup != 32 || fitting_in_registers > 0,
+                    "no tile fits with scores in registers at d={d}"
+                );
             }
         }
     }

@@ -24,7 +24,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
          const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n\
-         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\n",
+         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst FAST_LOADS: bool = {};\n",
         p.head_dim,
         t.block_n,
         t.threads_y,
@@ -38,7 +38,8 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
             "workgroupBarrier"
         },
         plan.coop_elements,
-        plan.coop_kv_tiles == 2,
+        plan.coop_elements && plan.coop_kv_tiles == 2,
+        crate::plan::coop_fast_loads(p.head_dim, plan.coop_elements),
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;
@@ -183,9 +184,11 @@ pub(crate) fn run_probe(
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: true,
     });
-    if let Ok(mut view) = counts.slice(..).get_mapped_range_mut() {
-        view.copy_from_slice(&[0xff; 32 * 4]);
-    }
+    counts
+        .slice(..)
+        .get_mapped_range_mut()
+        .map_err(|e| format!("the probe's buffer could not be filled: {e}"))?
+        .copy_from_slice(&[0xff; 32 * 4]);
     counts.unmap();
     let read = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(entry_point),
@@ -244,11 +247,20 @@ fn probe_verdict(words: &[u32]) -> Result<(), String> {
         ("A elements written to the wrong place", 12, 0xf),
         ("C elements written to the wrong place", 16, 0xf),
     ];
-    if words.iter().all(|&w| w == 0) {
+    // Bit 31 marks a word the probe wrote; the host fills the buffer with ones first.
+    const RAN: u32 = 1 << 31;
+    if words.iter().all(|&w| w == RAN) {
         return Ok(());
     }
-    if words.iter().all(|&w| w == u32::MAX) {
-        return Err("the probe wrote nothing".into());
+    let unwritten = words
+        .iter()
+        .filter(|&&w| w & RAN == 0 || w == u32::MAX)
+        .count();
+    if unwritten > 0 {
+        return Err(format!(
+            "the probe did not write {unwritten} of its {} words",
+            words.len()
+        ));
     }
     let failed: Vec<String> = FIELDS
         .iter()
@@ -312,11 +324,18 @@ mod tests {
 
     #[test]
     fn the_probe_verdict_names_what_failed() {
-        assert!(super::probe_verdict(&[0; 32]).is_ok());
-        let nothing = super::probe_verdict(&[u32::MAX; 32]).unwrap_err();
-        assert!(nothing.contains("wrote nothing"), "{nothing}");
-        let mut words = [0u32; 32];
-        words[3] = 1 | (2 << 12);
+        const RAN: u32 = 1 << 31;
+        assert!(super::probe_verdict(&[RAN; 32]).is_ok());
+        for untouched in [0, u32::MAX] {
+            let why = super::probe_verdict(&[untouched; 32]).unwrap_err();
+            assert!(why.contains("did not write 32 of its 32"), "{why}");
+        }
+        let mut words = [RAN; 32];
+        words[5] = 0;
+        let why = super::probe_verdict(&words).unwrap_err();
+        assert!(why.contains("did not write 1 of"), "{why}");
+        let mut words = [RAN; 32];
+        words[3] = RAN | 1 | (2 << 12);
         let why = super::probe_verdict(&words).unwrap_err();
         assert!(
             why.contains("C fragment length (in 1 lanes)")
