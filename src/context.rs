@@ -121,16 +121,7 @@ impl FlashContext {
         caps: DeviceCaps,
         elements_probe: std::result::Result<(), String>,
     ) -> Self {
-        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
+        let storage = storage_entry;
         let forward_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("flash forward"),
             entries: &[
@@ -563,6 +554,20 @@ impl FlashContext {
     /// Maps a `MAP_READ` buffer and copies its bytes out.
     pub async fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
         read_buffer(&self.device, buffer).await
+    }
+}
+
+/// A layout entry for a storage buffer at `binding`, seen by compute shaders.
+pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
     }
 }
 

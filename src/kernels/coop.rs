@@ -141,16 +141,7 @@ pub(crate) fn run_probe(
     // layout's bindings from 0 in order and renumbers naga's SPIR-V to match, but not SPIR-V
     // passed through: so the layout declares bindings 0 to 5, and 0 to 4 (unused by the probe,
     // so their types need not match the shader's) take one small read-only buffer.
-    let entry = |binding, read_only| wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    };
+    let entry = crate::context::storage_entry;
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(entry_point),
         entries: &[
