@@ -16,9 +16,10 @@
 // the module through to the Vulkan driver. Each lane then masks and exponentiates its own elements
 // of the S fragments, reduces row maxima and sums with the 3 other lanes of its rows, and builds
 // the P fragments element by element; the row rescale of O also happens in registers. That drops
-// both round trips through workgroup memory and the subgroup barriers between the stages
-// (bench-results/h200-2026-11-30-session11, calls 3-4: 12-14% faster at d = 128, 12% causal). Which (row, column) each
-// element is comes from probe_elements at the end of this file, run once per device.
+// both round trips through workgroup memory and the subgroup barriers between the stages, and
+// frees the room for longer key tiles (bench-results/h200-2026-11-30-session12, call 5: 19% / 28%
+// faster at d = 128, 14-76% by head dim and mask). Which (row, column) each element is comes from
+// probe_elements at the end of this file, run once per device.
 //
 // Without ELEMENTS, cooperative matrices are opaque: their rows cannot be rescaled in
 // registers. So the running max is only moved when a row's max grows by more than 2^THRESH (in
@@ -795,8 +796,8 @@ fn forward(
 // ELEMENTS: whether a lane holds EL elements of C (f32) and A (f16) fragments, whether elem_row
 // and elem_col say where each is, and whether setting an element of either puts it there. Run
 // once per device, in one subgroup of 32 lanes, before any plan keeps scores in registers; each
-// lane writes its mismatches to lse_buf[lane] (the plan needs them all 0, and the host fills the
-// buffer with something else first): bit 0 the C length, bit 1 the A length, then counts in 4
+// lane writes its mismatches to lse_buf[lane] (the plan needs none in any lane, and the host fills
+// the buffer with ones first): bit 0 the C length, bit 1 the A length, then counts in 4
 // bits each from bit 4: C elements read, A elements read, A elements written, C elements written;
 // bit 31 (RAN) is always set, so that neither a buffer left as it was nor a zeroed one passes.
 const RAN: u32 = 0x80000000u;

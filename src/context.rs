@@ -312,8 +312,9 @@ impl FlashContext {
             return Ok(p.clone());
         }
         let source = text.render();
+        // Kernels with element access: their SPIR-V, and the workgroup size to pass it with.
         let spirv = match text.spirv {
-            Some(_) => Some(self.spirv_words(&source, entry)?),
+            Some(threads) => Some((self.spirv_words(&source, entry)?, threads)),
             None => None,
         };
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -332,9 +333,9 @@ impl FlashContext {
             bounds_checks: shader_checks_forced(),
             ..wgpu::ShaderRuntimeChecks::checked()
         };
-        let module = match (spirv, text.spirv) {
+        let module = match spirv {
             #[cfg(not(target_arch = "wasm32"))]
-            (Some(words), Some(threads)) => {
+            Some((words, threads)) => {
                 crate::kernels::spirv_elements::module(&self.device, words, entry, threads)
             }
             _ => unsafe { self.device.create_shader_module_trusted(desc, checks) },

@@ -363,11 +363,8 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             });
         }
     }
-    // Scores in registers (the tiles were fitted that way): the element layout the kernel
-    // assumes is for 32-lane subgroups.
-    let coop_elements = kernel == Kernel::ForwardCoopMatrix
-        && scores_in_registers(caps, options)
-        && tiles.threads_x == 32;
+    // Scores in registers (the tiles were fitted that way).
+    let coop_elements = kernel == Kernel::ForwardCoopMatrix && scores_in_registers(caps, options);
     if options.coop_elements == Some(true) && !coop_elements {
         return Err(FlashError::MissingFeature {
             what: "tensor-core scores in registers",
@@ -385,7 +382,11 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         storage,
         tiles,
         grid,
-        workgroup_bytes: workgroup_bytes(kernel, &tiles, d, stream_q, coop_elements, coop_kv_tiles),
+        workgroup_bytes: if kernel == Kernel::ForwardCoopMatrix {
+            coop_workgroup_bytes(&tiles, d, coop_elements, coop_kv_tiles)
+        } else {
+            workgroup_bytes(kernel, &tiles, d, stream_q)
+        },
         stream_q,
         scratch_bytes: crate::kernels::forward::PARAMS_BYTES,
         subgroup_sync: kernel == Kernel::ForwardCoopMatrix
@@ -452,8 +453,8 @@ fn choose_kernel_and_tiles(
         }
         (chosen, _) => chosen?,
     };
-    let stream_q = workgroup_bytes(kernel, &tiles, head_dim, false, false, 1)
-        > caps.max_workgroup_storage_bytes;
+    let stream_q =
+        workgroup_bytes(kernel, &tiles, head_dim, false) > caps.max_workgroup_storage_bytes;
     Ok((kernel, tiles, stream_q))
 }
 
@@ -520,28 +521,23 @@ fn choose_kernel_and_tiles_in_memory(
     }
 }
 
-/// Bytes of workgroup memory a kernel uses with these tiles: the subgroup tier needs no row
-/// reduction buffer (one float of it stays declared).
-fn workgroup_bytes(
-    kernel: Kernel,
-    t: &Tiles,
-    head_dim: u32,
-    stream_q: bool,
-    elements: bool,
-    kv_tiles: u32,
-) -> u32 {
-    if kernel == Kernel::ForwardCoopMatrix {
-        // K and V tiles (f16, padded rows), per query row a row of f32 scores and of f16
-        // probabilities and a scale, and 8 words of flags and sequence info. With scores in
-        // registers: rows of 16 f32 (padded) for O, no probabilities, and `kv_tiles` K/V tiles.
-        let (bn, bm) = (t.block_n, t.block_m);
-        let kv = 2 * bn * (head_dim + 8) * 2;
-        return if elements {
-            kv_tiles * kv + bm * 20 * 4 + 32 + bm * 4 + 32
-        } else {
-            kv + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32
-        };
+/// Bytes of workgroup memory the tensor-core kernel uses with these tiles: K and V tiles (f16,
+/// padded rows), per query row a row of f32 scores and of f16 probabilities and a scale, and 8
+/// words of flags and sequence info. With scores in registers (`elements`): rows of 16 f32
+/// (padded) for O, no probabilities, and `kv_tiles` K/V tiles.
+fn coop_workgroup_bytes(t: &Tiles, head_dim: u32, elements: bool, kv_tiles: u32) -> u32 {
+    let (bn, bm) = (t.block_n, t.block_m);
+    let kv = 2 * bn * (head_dim + 8) * 2;
+    if elements {
+        kv_tiles * kv + bm * 20 * 4 + 32 + bm * 4 + 32
+    } else {
+        kv + bm * (bn + 4) * 4 + bm * (bn + 8) * 2 + bm * 4 + 32
     }
+}
+
+/// Bytes of workgroup memory a portable or subgroup kernel uses with these tiles: the subgroup
+/// tier needs no row reduction buffer (one float of it stays declared).
+fn workgroup_bytes(kernel: Kernel, t: &Tiles, head_dim: u32, stream_q: bool) -> u32 {
     let reductions = match kernel {
         Kernel::ForwardSubgroup => 4 * (t.block_m * t.threads_x - 1),
         _ => 0,
@@ -629,11 +625,7 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps, elements: bool)
                   subgroup size / 4",
         });
     }
-    check_limits(
-        t,
-        workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false, elements, 1),
-        caps,
-    )
+    check_limits(t, coop_workgroup_bytes(t, head_dim, elements, 1), caps)
 }
 
 /// K/V tiles the tensor-core kernel keeps in workgroup memory: two (one barrier a key tile
@@ -643,8 +635,8 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps, elements: bool)
 /// against 135, d = 128 level; but d = 160 125 against 135 and d = 192 121 against 141, so not
 /// above 128.
 pub(crate) fn coop_kv_tiles(t: &Tiles, head_dim: u32, elements: bool, caps: &DeviceCaps) -> u32 {
-    let two_fit = workgroup_bytes(Kernel::ForwardCoopMatrix, t, head_dim, false, elements, 2)
-        <= caps.max_workgroup_storage_bytes;
+    let two_fit =
+        coop_workgroup_bytes(t, head_dim, elements, 2) <= caps.max_workgroup_storage_bytes;
     if elements && head_dim <= 128 && two_fit {
         2
     } else {
@@ -679,9 +671,7 @@ fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result
         .find(|t| check_coop_tiles(t, head_dim, caps, elements).is_ok())
         .ok_or_else(|| {
             let smallest = candidates()
-                .map(|t| {
-                    workgroup_bytes(Kernel::ForwardCoopMatrix, &t, head_dim, false, elements, 1)
-                })
+                .map(|t| coop_workgroup_bytes(&t, head_dim, elements, 1))
                 .min()
                 .expect("table is not empty");
             FlashError::DeviceLimit {
@@ -756,11 +746,7 @@ fn check_tiles(kernel: Kernel, t: &Tiles, head_dim: u32, caps: &DeviceCaps) -> R
             why: "threads_x must be a power of two no larger than the smallest subgroup size",
         });
     }
-    check_limits(
-        t,
-        workgroup_bytes(kernel, t, head_dim, false, false, 1),
-        caps,
-    )
+    check_limits(t, workgroup_bytes(kernel, t, head_dim, false), caps)
 }
 
 /// Invocations and workgroup memory of a tile against the device's limits.
@@ -802,7 +788,7 @@ fn choose_tiles(kernel: Kernel, head_dim: u32, caps: &DeviceCaps) -> Result<Tile
                 .expect("table is not empty");
             FlashError::DeviceLimit {
                 what: "max_compute_workgroup_storage_size (bytes, smallest tile)",
-                needed: workgroup_bytes(kernel, &smallest, head_dim, false, false, 1) as u64,
+                needed: workgroup_bytes(kernel, &smallest, head_dim, false) as u64,
                 limit: caps.max_workgroup_storage_bytes as u64,
             }
         })

@@ -330,15 +330,14 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                     ..caps.clone()
                 };
                 let mut fitting_in_registers = 0;
-                for tiles in wgpu_flash_attn::tuning::coop_tiles(d, subgroup, true) {
+                let in_registers = wgpu_flash_attn::tuning::coop_tiles(d, subgroup, true)
+                    .filter(|_| subgroup == 32);
+                for tiles in in_registers {
                     let options = PlanOptions {
                         tiles: Some(tiles),
                         kernel: Some(Kernel::ForwardCoopMatrix),
                         ..Default::default()
                     };
-                    if subgroup != 32 {
-                        break;
-                    }
                     if let Ok(plan) = plan_with(&p, &probed, options) {
                         assert!(plan.coop_elements, "d={d} {tiles:?}");
                         if fitting_in_registers == 0 {
