@@ -77,7 +77,7 @@ fn sync_subgroup() { workgroupBarrier(); }
 const ELEMENTS: bool = false;
 // ELEMENTS only: two K/V tiles in workgroup memory, one barrier a key tile (see the key loop).
 const TWO_KV: bool = false;
-// K/V tiles wholly inside the sequence load without per-load tests (see load_tile).
+// K/V tiles wholly inside the sequence load without per-load tests (see loads_unchecked).
 const FAST_LOADS: bool = false;
 // HEADER END
 
@@ -214,29 +214,14 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
     return k_buf[key_row(base, params.k, seq, key) + i % D4];
 }
 
-// FAST_LOADS: a whole tile's K and V (keys n .. n + BN - 1) into registers; where the tile lies
-// inside the sequence, is not paged and the threads' loads cover it exactly, without fetch()'s
-// tests. Leaving the loads out altogether took 29% off the time at d = 128; this took 5-6%
-// non-causal and 8-9% causal there, 11-12% / 19% at d = 64 and 20% / 25% at d = 96, with scores
-// in registers (bench-results/h200-2026-11-30-session12, calls 6-8). Its form (a function that
-// fills the caller's arrays through pointers, called in place of the loops) lost 7-47% at d = 32
-// and 160-256, with or without the tests, so the plan asks for it at d = 64 to 128 only, and
-// elsewhere the loops stay inline.
-fn load_tile(k: ptr<function, array<vec4<f16>, LOADS>>, v: ptr<function, array<vec4<f16>, LOADS>>,
-             k_base: u32, v_base: u32, seq: u32, n: u32, seq_kv: u32, lid: u32) {
-    if (!PAGED && LOADS * WG == BN * D4 && n + BN <= seq_kv) {
-        for (var u = 0u; u < LOADS; u++) {
-            let i = lid + u * WG;
-            let key = n + i / D4;
-            (*k)[u] = k_buf[k_base + key * params.k.z + i % D4];
-            (*v)[u] = v_buf[v_base + key * params.v.z + i % D4];
-        }
-    } else {
-        for (var u = 0u; u < LOADS; u++) {
-            (*k)[u] = fetch(false, k_base, seq, n, seq_kv, lid + u * WG);
-            (*v)[u] = fetch(true, v_base, seq, n, seq_kv, lid + u * WG);
-        }
-    }
+// FAST_LOADS: whether the tile at `n` lies inside the sequence, is not paged and the threads'
+// loads cover it exactly, so that its K and V load without fetch()'s per-load tests: 13% / 18%
+// less time at d = 96 with scores in registers (bench-results/h200-2026-12-01-session13, call 2).
+// The form matters as much: one load site, inline in the key loop. A function that filled the
+// staging arrays through pointers, called from each branch behind a constant, had 8-51% less
+// speed at d = 32 and 128-256, the same at d = 64 and 7% more at d = 96 (call 1).
+fn loads_unchecked(n: u32, seq_kv: u32) -> bool {
+    return FAST_LOADS && !PAGED && LOADS * WG == BN * D4 && n + BN <= seq_kv;
 }
 
 // One score of the tile at `key` for query row `row` (modifiers and masks applied), in the units
@@ -489,16 +474,6 @@ fn forward(
             if (n0 + BN < kv_end) {
                 stage(k_staged, v_staged, lid, next_off);
             }
-            if (n0 + 2u * BN < kv_end) {
-                if (FAST_LOADS) {
-                    load_tile(&k_staged, &v_staged, k_base, v_base, batch, n0 + 2u * BN, seq_kv, lid);
-                } else {
-                    for (var u = 0u; u < LOADS; u++) {
-                        k_staged[u] = fetch(false, k_base, batch, n0 + 2u * BN, seq_kv, lid + u * WG);
-                        v_staged[u] = fetch(true, v_base, batch, n0 + 2u * BN, seq_kv, lid + u * WG);
-                    }
-                }
-            }
         } else {
             // The previous tile's readers of kv_tile, s_tile and the flag are done.
             workgroupBarrier();
@@ -507,15 +482,22 @@ fn forward(
             }
             stage(k_staged, v_staged, lid, 0u);
             workgroupBarrier();
-            // The next tile's loads start now; their latency hides behind this tile's work.
-            if (n0 + BN < kv_end) {
-                if (FAST_LOADS) {
-                    load_tile(&k_staged, &v_staged, k_base, v_base, batch, n0 + BN, seq_kv, lid);
-                } else {
-                    for (var u = 0u; u < LOADS; u++) {
-                        k_staged[u] = fetch(false, k_base, batch, n0 + BN, seq_kv, lid + u * WG);
-                        v_staged[u] = fetch(true, v_base, batch, n0 + BN, seq_kv, lid + u * WG);
-                    }
+        }
+        // The loads of the tile KV_BUFS tiles ahead start now; their latency hides behind this
+        // tile's work.
+        let ahead = n0 + KV_BUFS * BN;
+        if (ahead < kv_end) {
+            if (loads_unchecked(ahead, seq_kv)) {
+                for (var u = 0u; u < LOADS; u++) {
+                    let i = lid + u * WG;
+                    let key = ahead + i / D4;
+                    k_staged[u] = k_buf[k_base + key * params.k.z + i % D4];
+                    v_staged[u] = v_buf[v_base + key * params.v.z + i % D4];
+                }
+            } else {
+                for (var u = 0u; u < LOADS; u++) {
+                    k_staged[u] = fetch(false, k_base, batch, ahead, seq_kv, lid + u * WG);
+                    v_staged[u] = fetch(true, v_base, batch, ahead, seq_kv, lid + u * WG);
                 }
             }
         }

@@ -654,14 +654,16 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
 }
 
 /// Whether the tensor-core kernel loads K/V tiles that lie wholly inside the sequence without
-/// per-load tests (`FAST_LOADS` in the shader): with scores in registers at d = 64 to 128, where
-/// it was measured faster on the H200 (bench-results/h200-2026-11-30-session12, call 7: d = 128
-/// 184.5-184.8 / 164.5-165.8 TFLOP/s against 174.2-174.5 / 151.5-151.7, d = 64 181.5-181.7 /
-/// 158.4-158.5 against 161.4-162.8 / 127.9, d = 96 195.5 / 172.8 against 157.1 / 130.4). At
-/// d = 32 and 160-256 the same code lost 7-47%, also with the tests kept (call 8), so there the
-/// kernel keeps its loads as before.
+/// per-load tests (`FAST_LOADS` in the shader): with scores in registers at every head dim, and
+/// through workgroup memory up to d = 128, where it was measured faster on the H200
+/// (bench-results/h200-2026-12-01-session13, TFLOP/s non-causal / causal at N = 8k, f16). Scores
+/// in registers, call 1, against the same load site with the tests: d = 32 156.5 / 141.1 against
+/// 123.1 / 106.6 (the tests at every load), d = 128 197.4-198.0 / 178.6 against 182.8-183.0 /
+/// 164.9-165.2, d = 160-256 19-105% faster. Through workgroup memory, call 2: d = 64 135.2 / 123.5
+/// against 120.4 / 108.6, d = 96 131.2 / 127.5 against 123.5 / 112.3, d = 128 142.7 / 133.1
+/// against 146.4 / 118.9; from d = 160 level or up to 5% slower, so there the tests stay.
 pub(crate) fn coop_fast_loads(head_dim: u32, elements: bool) -> bool {
-    elements && (64..=128).contains(&head_dim)
+    elements || head_dim <= 128
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

@@ -270,20 +270,18 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         );
         assert_eq!(plan.coop_kv_tiles, kv_tiles, "d={d}");
         assert!(plan.workgroup_bytes <= 49152, "d={d}");
-        // Loads without per-load tests where they were measured faster.
+        // Loads without per-load tests where they were measured faster: with scores in
+        // registers at every head dim, through workgroup memory up to d = 128.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
-        assert_eq!(
-            source.contains("const FAST_LOADS: bool = true;"),
-            (64..=128).contains(&d),
-            "d={d}"
-        );
+        assert!(source.contains("const FAST_LOADS: bool = true;"), "d={d}");
         let declined = PlanOptions {
             coop_elements: Some(false),
             ..Default::default()
         };
         let plain = plan_with(&p, &caps, declined).unwrap();
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plain);
-        assert!(source.contains("const FAST_LOADS: bool = false;"), "d={d}");
+        let fast = format!("const FAST_LOADS: bool = {};", d <= 128);
+        assert!(source.contains(&fast), "d={d}");
         assert!(source.contains("const TWO_KV: bool = false;"), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
