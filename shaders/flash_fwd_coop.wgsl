@@ -17,8 +17,8 @@
 // of the S fragments, reduces row maxima and sums with the 3 other lanes of its rows, and builds
 // the P fragments element by element; the row rescale of O also happens in registers. That drops
 // both round trips through workgroup memory and the subgroup barriers between the stages, and
-// frees the room for longer key tiles (bench-results/h200-2026-11-30-session12, call 5: 19% / 28%
-// faster at d = 128, 14-76% by head dim and mask). Which (row, column) each element is comes from
+// frees the room for longer key tiles (bench-results/h200-2026-12-01-session13, call 4: 41% / 32%
+// faster at d = 128, 24-113% by head dim and mask). Which (row, column) each element is comes from
 // probe_elements at the end of this file, run once per device.
 //
 // Without ELEMENTS, cooperative matrices are opaque: their rows cannot be rescaled in

@@ -217,6 +217,15 @@ impl FlashContext {
 
     /// Like [`FlashContext::plan`], with some choices forced (tiles, the packed f16 path).
     pub fn plan_with(&self, problem: &Attention, options: PlanOptions) -> Result<FlashPlan> {
+        // Scores in registers asked for where the device's check refused them: say what it found.
+        if options.coop_elements == Some(true) {
+            if let Err(why) = self.coop_elements_status() {
+                return Err(FlashError::Unavailable {
+                    what: "tensor-core scores in registers",
+                    why: why.to_string(),
+                });
+            }
+        }
         self.flash_plan(plan::plan_with(problem, &self.caps, options)?)
     }
 

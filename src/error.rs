@@ -90,6 +90,16 @@ pub enum FlashError {
         /// The wgpu feature name.
         feature: &'static str,
     },
+    /// The device was checked for a capability at start-up and lacks it; `why` says what the check
+    /// found (as [`FlashContext::coop_elements_status`](crate::FlashContext::coop_elements_status)
+    /// does for scores in registers).
+    #[error("{what} is not available on this device: {why}")]
+    Unavailable {
+        /// What asked for it.
+        what: &'static str,
+        /// What the check found.
+        why: String,
+    },
     /// No adapter, or the adapter refused a device.
     #[error("no usable GPU: {0}")]
     NoDevice(String),

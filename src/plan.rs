@@ -251,7 +251,9 @@ pub struct PlanOptions {
     pub kernel: Option<Kernel>,
     /// The tensor-core tier's scores in registers ([`Plan::coop_elements`]): `None` where the
     /// device allows it, `Some(false)` never (scores through workgroup memory), `Some(true)`
-    /// required (an error where the device or the tiles do not allow it).
+    /// required: an error where the device or the tiles do not allow it, through
+    /// [`FlashContext::plan_with`](crate::FlashContext::plan_with)
+    /// [`FlashError::Unavailable`] with the device check's finding where that refused.
     pub coop_elements: Option<bool>,
 }
 

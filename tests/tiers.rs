@@ -224,8 +224,12 @@ fn forcing_an_unusable_tier_is_an_error() {
             ..coop
         };
         let p = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
+        let why = ctx().coop_elements_status().unwrap_err().to_string();
         match ctx().plan_with(&p, registers) {
-            Err(FlashError::MissingFeature { .. }) => {}
+            // The error carries what the device's check found.
+            Err(e @ FlashError::Unavailable { .. }) => {
+                assert!(e.to_string().contains(&why), "{e} lacks the reason {why}");
+            }
             other => panic!(
                 "scores in registers forced without the probe's approval: {:?}",
                 other.map(|_| ())
