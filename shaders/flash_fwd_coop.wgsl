@@ -215,11 +215,13 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
 }
 
 // FAST_LOADS: whether the tile at `n` lies inside the sequence, is not paged and the threads'
-// loads cover it exactly, so that its K and V load without fetch()'s per-load tests: 13% / 18%
+// loads cover it exactly, so that its K and V load without fetch()'s per-load tests: 13% / 19%
 // less time at d = 96 with scores in registers (bench-results/h200-2026-12-01-session13, call 2).
-// The form matters as much: one load site, inline in the key loop. A function that filled the
-// staging arrays through pointers, called from each branch behind a constant, had 8-51% less
-// speed at d = 32 and 128-256, the same at d = 64 and 7% more at d = 96 (call 1).
+// The form matters as much: one load site, inline in the key loop (call 1). Before it, the fast
+// path was a function filling the staging arrays through pointers, called from each branch
+// behind a constant, on at d = 64-128 only: against it this site runs 8% / 8% faster at d = 128,
+// level at d = 64 and 7-8% / 8-9% slower at d = 96; at d = 32 and 160-256, where that constant
+// branch was always false, 25-105% faster.
 fn loads_unchecked(n: u32, seq_kv: u32) -> bool {
     return FAST_LOADS && !PAGED && LOADS * WG == BN * D4 && n + BN <= seq_kv;
 }

@@ -657,13 +657,12 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
 
 /// Whether the tensor-core kernel loads K/V tiles that lie wholly inside the sequence without
 /// per-load tests (`FAST_LOADS` in the shader): with scores in registers at every head dim, and
-/// through workgroup memory up to d = 128, where it was measured faster on the H200
-/// (bench-results/h200-2026-12-01-session13, TFLOP/s non-causal / causal at N = 8k, f16). Scores
-/// in registers, call 1, against the same load site with the tests: d = 32 156.5 / 141.1 against
-/// 123.1 / 106.6 (the tests at every load), d = 128 197.4-198.0 / 178.6 against 182.8-183.0 /
-/// 164.9-165.2, d = 160-256 19-105% faster. Through workgroup memory, call 2: d = 64 135.2 / 123.5
-/// against 120.4 / 108.6, d = 96 131.2 / 127.5 against 123.5 / 112.3, d = 128 142.7 / 133.1
-/// against 146.4 / 118.9; from d = 160 level or up to 5% slower, so there the tests stay.
+/// through workgroup memory up to d = 128 (bench-results/h200-2026-12-01-session13, TFLOP/s
+/// non-causal / causal at N = 8k, f16). With scores in registers the tests cost 13% / 19% of the
+/// time at d = 96 (call 2: 157.2 / 130.1 against 181.0 / 159.8 without them). Through workgroup
+/// memory (call 2): d = 64 135.2 / 123.5 against 120.4 / 108.6, d = 96 131.2 / 127.5 against
+/// 123.5 / 112.3, d = 128 142.7 / 133.1 against 146.4 / 118.9, level at d = 32; from d = 160
+/// level or up to 5% slower, so there the tests stay.
 pub(crate) fn coop_fast_loads(head_dim: u32, elements: bool) -> bool {
     elements || head_dim <= 128
 }
