@@ -31,5 +31,13 @@ if ! command -v rustup >/dev/null 2>&1; then
   fi
 fi
 
+# The toolchain rust-toolchain.toml pins, with the wasm32 target, clippy and rustfmt: installed
+# here, since rustup 1.28 and later no longer install it on first use.
+toolchain=$(sed -n 's/^channel = "\(.*\)"$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../rust-toolchain.toml")
+if ! rustup toolchain list | grep -q "^$toolchain-"; then
+  echo "setup: installing Rust $toolchain"
+  rustup toolchain install "$toolchain" --no-self-update --profile minimal -c clippy,rustfmt -t wasm32-unknown-unknown
+fi
+
 # The Vulkan loader warns when this is unset; any writable directory will do.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
