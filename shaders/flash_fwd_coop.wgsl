@@ -77,7 +77,8 @@ fn sync_subgroup() { workgroupBarrier(); }
 const ELEMENTS: bool = false;
 // ELEMENTS only: two K/V tiles in workgroup memory, one barrier a key tile (see the key loop).
 const TWO_KV: bool = false;
-// K/V tiles wholly inside the sequence load without per-load tests (see loads_unchecked).
+// In the key loop, K/V tiles wholly inside the sequence load without per-load tests (see
+// loads_unchecked).
 const FAST_LOADS: bool = false;
 // HEADER END
 
@@ -174,8 +175,8 @@ var<workgroup> row_scale: array<f32, BM>;
 var<workgroup> shared_u32: array<u32, 8>;
 const RESCALE: u32 = 4u;
 
-// K and V tiles pass through registers: loads are issued a tile ahead, so their latency hides
-// behind a tile of products. Keys past the sequence are zero, not garbage: P is 0 there, and
+// K and V tiles pass through registers: loads are issued KV_BUFS tiles ahead, so their latency
+// hides behind a tile of products. Keys past the sequence are zero, not garbage: P is 0 there, and
 // 0 * NaN would not be. `at` counts halves, a multiple of 4.
 fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at / 4u] = x;

@@ -215,18 +215,23 @@ impl FlashContext {
         self.plan_with(problem, PlanOptions::default())
     }
 
-    /// Like [`FlashContext::plan`], with some choices forced (tiles, the packed f16 path).
+    /// Like [`FlashContext::plan`], with some choices forced (the kernel, tiles, the packed f16
+    /// path, scores in registers). Scores in registers forced where the context's probe refused
+    /// them are a [`FlashError::Unavailable`] that carries the probe's reason.
     pub fn plan_with(&self, problem: &Attention, options: PlanOptions) -> Result<FlashPlan> {
-        // Scores in registers asked for where the device's check refused them: say what it found.
-        if options.coop_elements == Some(true) {
-            if let Err(why) = self.coop_elements_status() {
-                return Err(FlashError::Unavailable {
-                    what: "tensor-core scores in registers",
-                    why: why.to_string(),
-                });
+        let plan = plan::plan_with(problem, &self.caps, options).map_err(|e| match e {
+            FlashError::MissingFeature { what, .. } if what == plan::SCORES_IN_REGISTERS => {
+                match self.coop_elements_status() {
+                    Err(why) => FlashError::Unavailable {
+                        what,
+                        why: why.to_string(),
+                    },
+                    Ok(()) => e,
+                }
             }
-        }
-        self.flash_plan(plan::plan_with(problem, &self.caps, options)?)
+            e => e,
+        })?;
+        self.flash_plan(plan)
     }
 
     /// A plan made for this context's device, with its pipeline (from the cache or compiled) and

@@ -90,14 +90,14 @@ pub enum FlashError {
         /// The wgpu feature name.
         feature: &'static str,
     },
-    /// The device was checked for a capability at start-up and lacks it; `why` says what the check
-    /// found (as [`FlashContext::coop_elements_status`](crate::FlashContext::coop_elements_status)
-    /// does for scores in registers).
+    /// Something the context found unusable when it was created; `why` says what it found (as
+    /// [`FlashContext::coop_elements_status`](crate::FlashContext::coop_elements_status) does for
+    /// scores in registers: missing features, the probe's mismatches, or no SPIR-V in a browser).
     #[error("{what} is not available on this device: {why}")]
     Unavailable {
         /// What asked for it.
         what: &'static str,
-        /// What the check found.
+        /// What the context found.
         why: String,
     },
     /// No adapter, or the adapter refused a device.

@@ -251,9 +251,9 @@ pub struct PlanOptions {
     pub kernel: Option<Kernel>,
     /// The tensor-core tier's scores in registers ([`Plan::coop_elements`]): `None` where the
     /// device allows it, `Some(false)` never (scores through workgroup memory), `Some(true)`
-    /// required: an error where the device or the tiles do not allow it, through
-    /// [`FlashContext::plan_with`](crate::FlashContext::plan_with)
-    /// [`FlashError::Unavailable`] with the device check's finding where that refused.
+    /// required: an error where the device or the problem does not allow it (through
+    /// [`FlashContext::plan_with`](crate::FlashContext::plan_with), a
+    /// [`FlashError::Unavailable`] with the probe's reason where the device's probe refused).
     pub coop_elements: Option<bool>,
 }
 
@@ -369,7 +369,7 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
     let coop_elements = kernel == Kernel::ForwardCoopMatrix && scores_in_registers(caps, options);
     if options.coop_elements == Some(true) && !coop_elements {
         return Err(FlashError::MissingFeature {
-            what: "tensor-core scores in registers",
+            what: SCORES_IN_REGISTERS,
             feature: "SPIR-V passthrough with the probed fragment layout, the tensor-core tier and 32-lane subgroups",
         });
     }
@@ -645,6 +645,9 @@ pub(crate) fn coop_kv_tiles(t: &Tiles, head_dim: u32, elements: bool, caps: &Dev
         1
     }
 }
+
+/// What the error of forcing scores in registers where they cannot be says asked for them.
+pub(crate) const SCORES_IN_REGISTERS: &str = "tensor-core scores in registers";
 
 /// Whether a tensor-core plan keeps its scores in registers: the device's probe passed, its
 /// subgroups have the 32 lanes the element layout is written for, and the options do not decline

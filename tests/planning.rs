@@ -270,7 +270,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         );
         assert_eq!(plan.coop_kv_tiles, kv_tiles, "d={d}");
         assert!(plan.workgroup_bytes <= 49152, "d={d}");
-        // Loads without per-load tests where they were measured faster: with scores in
+        // Loads without per-load tests as plan::coop_fast_loads sets them: with scores in
         // registers at every head dim, through workgroup memory up to d = 128.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         assert!(source.contains("const FAST_LOADS: bool = true;"), "d={d}");

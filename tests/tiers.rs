@@ -221,19 +221,33 @@ fn forcing_an_unusable_tier_is_an_error() {
     if !ctx().caps().coop_elements {
         let registers = PlanOptions {
             coop_elements: Some(true),
-            ..coop
+            ..Default::default()
         };
         let p = Attention::new(1, 1, 1, 16, 16, 64).dtype(DType::F16);
         let why = ctx().coop_elements_status().unwrap_err().to_string();
-        match ctx().plan_with(&p, registers) {
-            // The error carries what the device's check found.
-            Err(e @ FlashError::Unavailable { .. }) => {
-                assert!(e.to_string().contains(&why), "{e} lacks the reason {why}");
-            }
-            other => panic!(
-                "scores in registers forced without the probe's approval: {:?}",
-                other.map(|_| ())
+        // With the tier left to the plan, the error carries what the probe found; with the
+        // tensor-core tier forced too, a device without it says that first.
+        for (options, tier_forced) in [
+            (registers, false),
+            (
+                PlanOptions {
+                    kernel: coop.kernel,
+                    ..registers
+                },
+                true,
             ),
+        ] {
+            match ctx().plan_with(&p, options) {
+                Err(e @ FlashError::Unavailable { .. }) => {
+                    assert!(e.to_string().contains(&why), "{e} lacks the reason {why}");
+                }
+                Err(FlashError::MissingFeature { .. })
+                    if tier_forced && !ctx().caps().coop_matrix_f16 => {}
+                other => panic!(
+                    "scores in registers forced without the probe's approval: {:?}",
+                    other.map(|_| ())
+                ),
+            }
         }
     }
     let f32_problem = Attention::new(1, 1, 1, 16, 16, 64);
