@@ -17,6 +17,12 @@
 //!
 //! Vulkan only. A driver without the extension (lavapipe, for one) still compiles every kernel,
 //! which checks the SPIR-V, but reports no statistics.
+//!
+//! `--cache DIR` also writes, per kernel, the data of a Vulkan pipeline cache that holds only that
+//! kernel: the driver's own container around its machine code (a header alone on lavapipe). On
+//! NVIDIA the code inside is meant for a disassembler such as `nvdisasm` (which the H200 machine
+//! has, as does Triton's Python package); where in the container the code starts is not known
+//! yet.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -78,6 +84,10 @@ mod native {
         /// files in this folder.
         #[arg(long)]
         ir: Option<std::path::PathBuf>,
+        /// Also write the driver's pipeline cache data of each kernel (compiled into a fresh,
+        /// empty cache: the driver's own binary container) to files in this folder.
+        #[arg(long)]
+        cache: Option<std::path::PathBuf>,
     }
 
     /// One kernel to compile: a label, its WGSL and its entry point.
@@ -191,9 +201,23 @@ mod native {
             if !vulkan.has_statistics() {
                 println!("  compiled (no statistics from this driver)");
             }
-            for (name, stats, reps) in
-                vulkan.statistics(&spirv, &bindings, v.entry, args.ir.is_some())?
-            {
+            let (executables, cache) = vulkan.statistics(
+                &spirv,
+                &bindings,
+                v.entry,
+                args.ir.is_some(),
+                args.cache.is_some(),
+            )?;
+            if let (Some(dir), Some(data)) = (&args.cache, cache) {
+                std::fs::create_dir_all(dir)?;
+                let file = format!("{}.bin", v.label).replace(
+                    |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '.',
+                    "_",
+                );
+                println!("  pipeline cache: {} bytes", data.len());
+                std::fs::write(dir.join(file), data)?;
+            }
+            for (name, stats, reps) in executables {
                 println!("  executable: {name}");
                 for (stat, value) in stats {
                     println!("    {stat}: {value}");
@@ -352,14 +376,17 @@ mod native {
         }
 
         /// Compiles the kernel and returns, per executable the driver made of it, its name, its
-        /// statistics and (when asked) its internal representations.
+        /// statistics and (when asked) its internal representations; and (when asked) the data
+        /// of a pipeline cache that held only this pipeline.
+        #[allow(clippy::type_complexity)]
         fn statistics(
             &self,
             spirv: &[u32],
             bindings: &[(u32, bool)],
             entry: &str,
             with_ir: bool,
-        ) -> Result<Vec<(String, Statistics, Representations)>, Error> {
+            with_cache: bool,
+        ) -> Result<(Vec<(String, Statistics, Representations)>, Option<Vec<u8>>), Error> {
             // SAFETY: the handles created here are destroyed before returning; the SPIR-V was
             // validated by naga.
             unsafe {
@@ -408,9 +435,21 @@ mod native {
                             .name(&name),
                     )
                     .layout(layout);
+                let cache = if with_cache {
+                    d.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)?
+                } else {
+                    vk::PipelineCache::null()
+                };
                 let pipeline = d
-                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+                    .create_compute_pipelines(cache, &[info], None)
                     .map_err(|(_, e)| e)?[0];
+                let cache_data = if with_cache {
+                    let data = d.get_pipeline_cache_data(cache)?;
+                    d.destroy_pipeline_cache(cache, None);
+                    Some(data)
+                } else {
+                    None
+                };
 
                 let mut out = Vec::new();
                 let executables = match &self.stats {
@@ -441,7 +480,7 @@ mod native {
                 d.destroy_pipeline_layout(layout, None);
                 d.destroy_descriptor_set_layout(set_layout, None);
                 d.destroy_shader_module(shader, None);
-                Ok(out)
+                Ok((out, cache_data))
             }
         }
     }
