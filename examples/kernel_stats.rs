@@ -284,6 +284,8 @@ mod native {
     /// (binding, is a uniform buffer) of each buffer a kernel binds in group 0.
     type Bindings = Vec<(u32, bool)>;
     type Representations = Vec<(String, String)>;
+    /// Per executable the driver made of a kernel: its name, statistics and representations.
+    type Executables = Vec<(String, Statistics, Representations)>;
 
     impl Vulkan {
         fn new(adapter_name: &str) -> Result<Vulkan, Error> {
@@ -378,7 +380,6 @@ mod native {
         /// Compiles the kernel and returns, per executable the driver made of it, its name, its
         /// statistics and (when asked) its internal representations; and (when asked) the data
         /// of a pipeline cache that held only this pipeline.
-        #[allow(clippy::type_complexity)]
         fn statistics(
             &self,
             spirv: &[u32],
@@ -386,7 +387,7 @@ mod native {
             entry: &str,
             with_ir: bool,
             with_cache: bool,
-        ) -> Result<(Vec<(String, Statistics, Representations)>, Option<Vec<u8>>), Error> {
+        ) -> Result<(Executables, Option<Vec<u8>>), Error> {
             // SAFETY: the handles created here are destroyed before returning; the SPIR-V was
             // validated by naga.
             unsafe {

@@ -293,7 +293,10 @@ mod tests {
             .contains(wgpu::Features::PASSTHROUGH_SHADERS);
         if ctx.caps().backend != "Vulkan" {
             // SPIR-V passes through to Vulkan only (wgpu's GL backend lists the feature but
-            // takes no SPIR-V); the test suite also runs on Vulkan.
+            // takes no SPIR-V), so there the context must not have run the probe; the suite
+            // runs on Vulkan too, where the rest of this test runs.
+            let why = ctx.coop_elements_status().unwrap_err();
+            assert!(why.contains("Vulkan (the backend is"), "{why}");
             return;
         }
         assert!(passthrough, "wgpu's Vulkan backend has PASSTHROUGH_SHADERS");
