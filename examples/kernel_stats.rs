@@ -20,9 +20,14 @@
 //!
 //! `--cache DIR` also writes, per kernel, the data of a Vulkan pipeline cache that holds only that
 //! kernel: the driver's own container around its machine code (a header alone on lavapipe). On
-//! NVIDIA the code inside is meant for a disassembler such as `nvdisasm` (which the H200 machine
-//! has, as does Triton's Python package); where in the container the code starts is not known
-//! yet.
+//! NVIDIA `scripts/nv_sass.py` unpacks it (a zstd frame holding the raw sm_90 code), disassembles
+//! it with `nvdisasm` (CUDA's, or the copy in Triton's Python package) and counts the instructions
+//! of the kernel's main loop:
+//!
+//! ```sh
+//! kernel_stats --kernels coop-matrix --dims 128 --dtypes f16 --cache caches
+//! NVDISASM=/path/to/nvdisasm python3 scripts/nv_sass.py --sass sass caches/*.bin
+//! ```
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
