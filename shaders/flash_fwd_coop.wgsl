@@ -25,9 +25,11 @@
 // registers. So the running max is only moved when a row's max grows by more than 2^THRESH (in
 // exp2 units); until then P stays below 2^THRESH, which f16 holds exactly as well as values
 // below 1. When any row must move, its subgroup takes a slow path that scales O through
-// workgroup memory; after the first few tiles this is rare. With ELEMENTS the same rule decides,
-// and O is scaled in registers. The final normalisation uses the max actually subtracted, so the
-// result is exact either way.
+// workgroup memory; after the first few tiles this is rare. With ELEMENTS O is scaled in
+// registers, and with RESCALE_ALWAYS every tile against the exact running max: the rare branch
+// saves nothing there, since on its skipping path the driver's compiler copies all of O between
+// registers (bench-results/h200-2026-12-01-session14; src/plan.rs says where each form runs).
+// The final normalisation uses the max actually subtracted, so the result is exact either way.
 //
 // Per key tile: the tile waiting in registers is stored to workgroup memory and the next tile's
 // loads are issued, so their latency hides behind this tile's products. Two workgroup barriers
@@ -77,9 +79,10 @@ fn sync_subgroup() { workgroupBarrier(); }
 const ELEMENTS: bool = false;
 // ELEMENTS only: two K/V tiles in workgroup memory, one barrier a key tile (see the key loop).
 const TWO_KV: bool = false;
-// In the key loop, K/V tiles wholly inside the sequence load without per-load tests (see
-// loads_unchecked).
-const FAST_LOADS: bool = false;
+// ELEMENTS only: O is rescaled every key tile, instead of when a row's max grew by 2^THRESH.
+const RESCALE_ALWAYS: bool = false;
+// The key loop loads the tile ahead in every pass, past the key range too, without a branch.
+const LOAD_ALWAYS: bool = false;
 // HEADER END
 
 const D4: u32 = D / 4u;
@@ -118,7 +121,7 @@ struct Params {
     scale_log2: f32,     // |softmax_scale| * log2(e); log2(e) when SCALED
     lse_offset: u32,     // in f32 elements
     heads_q: u32,
-    score_sign: f32,     // sign of softmax_scale: exact, so scores stay unscaled until exp2
+    score_sign: f32,     // sign of softmax_scale, carried by Q here: exact, so scores stay unscaled until exp2
     win_left: i32,       // keys before the diagonal a query sees; -1: unbounded
     win_right: i32,      // keys after the diagonal; -1: unbounded (0 with causal)
     scale: f32,          // softmax_scale, applied before exp2 when SCALED
@@ -215,18 +218,6 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
     return k_buf[key_row(base, params.k, seq, key) + i % D4];
 }
 
-// FAST_LOADS: whether the tile at `n` lies inside the sequence, is not paged and the threads'
-// loads cover it exactly, so that its K and V load without fetch()'s per-load tests: 13% / 19%
-// less time at d = 96 with scores in registers (bench-results/h200-2026-12-01-session13, call 2).
-// The form matters as much: one load site, inline in the key loop (call 1). Before it, the fast
-// path was a function filling the staging arrays through pointers, called from each branch
-// behind a constant, on at d = 64-128 only: against it this site runs 8% / 8% faster at d = 128,
-// level at d = 64 and 7-8% / 8-9% slower at d = 96; at d = 32 and 160-256, where that constant
-// branch was always false, 25-105% faster.
-fn loads_unchecked(n: u32, seq_kv: u32) -> bool {
-    return FAST_LOADS && !PAGED && LOADS * WG == BN * D4 && n + BN <= seq_kv;
-}
-
 // One score of the tile at `key` for query row `row` (modifiers and masks applied), in the units
 // exp2 takes after scaling by scale_log2; MASKED where the key is not visible. `interior`: the
 // whole tile is inside both sequences and every row's band, so no element needs the visibility
@@ -241,9 +232,9 @@ fn score(s: f32, key: u32, row: u32, diag: i32, interior: bool, slope: f32, batc
             visible = visible && (params.win_right < 0 || i32(key) <= diag + params.win_right);
         }
     }
-    var xj = s * params.score_sign;
+    var xj = s;
     if (SCALED) {
-        xj = s * params.scale;
+        xj = s * abs(params.scale);
         if (SOFTCAP) {
             // Clamped: tanh is +-1 in f32 well before 15, and some backends compute it through
             // exp, which overflows for large arguments.
@@ -288,6 +279,15 @@ fn row_scores(x: ptr<function, array<f32, CPL>>, s_row: u32, key0: u32, row: u32
 // exp2 of a score against the subtracted max (both scaled to exp2 units); 0 for a masked one.
 fn prob(x: f32, m_scaled: f32) -> f32 {
     return select(0.0, exp2(fma(x, params.scale_log2, -m_scaled)), x > MASKED);
+}
+
+// ELEMENTS: what exp2 subtracts for a row whose max is m, so that exp2(x scale_log2 - offset)
+// needs no test for masked scores (prob's select cost 64 instructions a tile at d = 128):
+// MASKED * scale_log2 is below -2^100 (the host keeps scale_log2 above 1e-8 by scaling tiny
+// scales before exp2, see SCALED), so a masked score underflows to 0 against any real max, and a
+// row that has seen no visible key yet subtracts 0 instead of its MASKED max.
+fn exp2_offset(m: f32) -> f32 {
+    return select(m * params.scale_log2, 0.0, m <= MASKED);
 }
 
 // ELEMENTS: element i of a lane's share of a 16 x 16 fragment. WGSL has no such access; in the
@@ -384,7 +384,8 @@ fn forward(
             let r = i / D4;
             var x = vec4<f16>(0.0h);
             if (r0 + r < BM && m0 + r0 + r < seq_q) {
-                x = q_buf[q_base + (m0 + r0 + r) * params.q.z + i % D4];
+                // The sign of the scale rides on Q (exactly), so scores need no multiply.
+                x = q_buf[q_base + (m0 + r0 + r) * params.q.z + i % D4] * f16(params.score_sign);
             }
             store4(r * RS + (i % D4) * 4u, x);
         }
@@ -487,20 +488,18 @@ fn forward(
             workgroupBarrier();
         }
         // The loads of the tile KV_BUFS tiles ahead start now; their latency hides behind this
-        // tile's work.
+        // tile's work. One form for every tile, paged or not: its cost is address arithmetic,
+        // which the per-load tests of fetch() would exceed.
         let ahead = n0 + KV_BUFS * BN;
-        if (ahead < kv_end) {
-            if (loads_unchecked(ahead, seq_kv)) {
-                for (var u = 0u; u < LOADS; u++) {
-                    let i = lid + u * WG;
-                    let key = ahead + i / D4;
-                    k_staged[u] = k_buf[k_base + key * params.k.z + i % D4];
-                    v_staged[u] = v_buf[v_base + key * params.v.z + i % D4];
-                }
-            } else {
-                for (var u = 0u; u < LOADS; u++) {
-                    k_staged[u] = fetch(false, k_base, batch, ahead, seq_kv, lid + u * WG);
-                    v_staged[u] = fetch(true, v_base, batch, ahead, seq_kv, lid + u * WG);
+        if (LOAD_ALWAYS || ahead < kv_end) {
+            for (var u = 0u; u < LOADS; u++) {
+                let i = lid + u * WG;
+                if (LOADS * WG == BN * D4 || i < BN * D4) {
+                    // Keys past the end load the last key's row (n0 < kv_end <= seq_kv here):
+                    // finite, and masked in the scores. Past kv_end they are never used.
+                    let key = min(ahead + i / D4, seq_kv - 1u);
+                    k_staged[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
+                    v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
                 }
             }
         }
@@ -568,7 +567,11 @@ fn forward(
                 for (var h = 0u; h < HALVES; h++) {
                     let slot = 2u * rb + h;
                     var a = 1.0;
-                    if (m_used[slot] <= MASKED) {
+                    if (RESCALE_ALWAYS) {
+                        let m_new = max(m_used[slot], tile_max[h]);
+                        a = exp2((m_used[slot] - m_new) * params.scale_log2);
+                        m_used[slot] = m_new;
+                    } else if (m_used[slot] <= MASKED) {
                         m_used[slot] = tile_max[h];
                     } else if ((tile_max[h] - m_used[slot]) * params.scale_log2 > THRESH) {
                         a = exp2((m_used[slot] - tile_max[h]) * params.scale_log2);
@@ -578,13 +581,13 @@ fn forward(
                     alpha[slot] = a;
                     l_part[slot] *= a;
                 }
-                let m_lo = m_used[2u * rb] * params.scale_log2;
-                let m_hi = m_used[2u * rb + 1u] * params.scale_log2;
+                let m_lo = exp2_offset(m_used[2u * rb]);
+                let m_hi = exp2_offset(m_used[2u * rb + 1u]);
                 for (var nb = 0u; nb < N16; nb++) {
                     // Every element is set, so any A fragment will do to start from.
                     var pf = q_frag[0];
                     for (var e = 0u; e < EL; e++) {
-                        let pe = prob(x[nb * EL + e], select(m_hi, m_lo, e < 4u));
+                        let pe = exp2(fma(x[nb * EL + e], params.scale_log2, -select(m_hi, m_lo, e < 4u)));
                         if (e < 4u) {
                             l_part[2u * rb] += pe;
                         } else {
@@ -595,8 +598,7 @@ fn forward(
                     p_frag[rb * N16 + nb] = pf;
                 }
             }
-            // Rare: a row's max moved; scale its O in registers.
-            if (subgroupAny(moved)) {
+            if (RESCALE_ALWAYS || subgroupAny(moved)) {
                 for (var f = 0u; f < R16 * D16; f++) {
                     for (var e = 0u; e < EL; e++) {
                         let a = alpha[2u * (f / D16) + e / 4u];

@@ -658,16 +658,32 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
         && options.coop_elements != Some(false)
 }
 
-/// Whether the tensor-core kernel loads K/V tiles that lie wholly inside the sequence without
-/// per-load tests (`FAST_LOADS` in the shader): with scores in registers at every head dim, and
-/// through workgroup memory up to d = 128 (bench-results/h200-2026-12-01-session13, TFLOP/s
-/// non-causal / causal at N = 8k, f16). With scores in registers the tests cost 13% / 19% of the
-/// time at d = 96 (call 2: 157.2 / 130.1 against 181.0 / 159.8 without them). Through workgroup
-/// memory (call 2): d = 64 135.2 / 123.5 against 120.4 / 108.6, d = 96 131.2 / 127.5 against
-/// 123.5 / 112.3, d = 128 142.7 / 133.1 against 146.4 / 118.9, level at d = 32; from d = 160
-/// level or up to 5% slower, so there the tests stay.
-pub(crate) fn coop_fast_loads(head_dim: u32, elements: bool) -> bool {
-    elements || head_dim <= 128
+// The two forms of the tensor-core key loop below were chosen by head dim from their SASS and
+// their speed (bench-results/h200-2026-12-01-session14, call 3; TFLOP/s non-causal / causal at
+// N = 8k, f16, on the H200). Where a form is off, the driver's compiler either spills (d = 256)
+// or schedules the loop worse; which way a form goes is not predictable from the WGSL.
+
+/// Whether the scores-in-registers kernel rescales O every key tile (`RESCALE_ALWAYS`) rather
+/// than only when a row's max grew by 2^THRESH. The rare-rescale branch cost as much as it saved:
+/// on the path that skips it the compiler copied all of O between registers, 64 moves a tile at
+/// d = 128 (call 1). Rescaling always: d = 128 257.3 / 235.3 against 220.3 / 190.7 (both with
+/// the unbranched loads), d = 160 232.0 / 215.0 against 185.7 / 168.3. At d = 256, where the
+/// kernel spills, touching all of O every tile costs more: 106.8 / 134.4 against 65.3 / 64.9
+/// with the unbranched loads, 143.8 / 121.1 against 127.0 / 113.3 with the branched ones.
+pub(crate) fn coop_rescale_always(head_dim: u32, elements: bool) -> bool {
+    elements && head_dim <= 192
+}
+
+/// Whether the tensor-core key loop loads the tile ahead in every pass (`LOAD_ALWAYS`), past
+/// the key range too, instead of behind a branch. Without the branch the compiler keeps the
+/// loaded registers in place (32 moves a tile fewer at d = 128). With scores in registers,
+/// d = 64-192: d = 128 257.3 / 235.3 against 228.9 / 207.3; d = 32 loses (155.7 / 135.0
+/// against 185.9 / 168.5) and d = 256 spills. Through workgroup memory, d = 96-192: d = 128
+/// 167.9 / 147.9 against 163.4 / 149.7, d = 192 144.3 / 134.6 against 126.5 / 117.4; d = 64
+/// loses (120.6 / 109.1 against 136.3 / 127.7), d = 32 is level and d = 256 spills.
+pub(crate) fn coop_load_always(head_dim: u32, elements: bool) -> bool {
+    let from = if elements { 64 } else { 96 };
+    (from..=192).contains(&head_dim)
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

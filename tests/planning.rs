@@ -270,18 +270,27 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         );
         assert_eq!(plan.coop_kv_tiles, kv_tiles, "d={d}");
         assert!(plan.workgroup_bytes <= 49152, "d={d}");
-        // Loads without per-load tests as plan::coop_fast_loads sets them: with scores in
-        // registers at every head dim, through workgroup memory up to d = 128.
+        // The key loop's forms as plan::coop_rescale_always and plan::coop_load_always set
+        // them: with scores in registers, O rescaled every tile up to d = 192 and the tile ahead
+        // loaded without a branch at d = 64-192; through workgroup memory, no rescale switch and
+        // unbranched loads at d = 96-192.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
-        assert!(source.contains("const FAST_LOADS: bool = true;"), "d={d}");
+        let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
+        assert!(source.contains(&rescale), "d={d}");
+        let load = format!("const LOAD_ALWAYS: bool = {};", (64..=192).contains(&d));
+        assert!(source.contains(&load), "d={d}");
         let declined = PlanOptions {
             coop_elements: Some(false),
             ..Default::default()
         };
         let plain = plan_with(&p, &caps, declined).unwrap();
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plain);
-        let fast = format!("const FAST_LOADS: bool = {};", d <= 128);
-        assert!(source.contains(&fast), "d={d}");
+        assert!(
+            source.contains("const RESCALE_ALWAYS: bool = false;"),
+            "d={d}"
+        );
+        let load = format!("const LOAD_ALWAYS: bool = {};", (96..=192).contains(&d));
+        assert!(source.contains(&load), "d={d}");
         assert!(source.contains("const TWO_KV: bool = false;"), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");

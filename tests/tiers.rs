@@ -101,6 +101,10 @@ fn options_on_every_tier() {
                 per_head: true,
             })),
             base().softmax_scale(-0.2).with_lse(true),
+            // Scales too small to push masked scores out of exp2's range: the plan scales these
+            // scores before the exponential instead (forward::scaled).
+            base().softmax_scale(0.0).causal(true).with_lse(true),
+            base().softmax_scale(-1e-12).window_size(10, 3),
             // Bands wide enough that whole key tiles lie inside every row's band (tiles the
             // tensor-core kernel runs without the per-element mask), with ragged edges on both
             // sides.
@@ -182,6 +186,7 @@ fn every_coop_tile_candidate() {
         .expect("the coop tier needs subgroups")
         .0;
     let mut tried = 0;
+    let start = std::time::Instant::now();
     for d in [64, 128, 256] {
         // Each way's own table (scores in registers lead with longer key tiles).
         for (tiles, tier) in coop.iter().flat_map(|&tier| {
@@ -209,6 +214,11 @@ fn every_coop_tile_candidate() {
                 .causal(true);
             check(&partial, options, 5100, 2.0);
             tried += 1;
+            // Progress: this test compiles a pipeline per candidate and option set.
+            eprintln!(
+                "coop tiles {tiles:?} at d={d}: done at {:.0?}",
+                start.elapsed()
+            );
         }
     }
     assert!(tried > 0, "no coop tile candidate fits this adapter");

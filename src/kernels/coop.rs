@@ -24,7 +24,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
          const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n\
-         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst FAST_LOADS: bool = {};\n",
+         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst RESCALE_ALWAYS: bool = {};\nconst LOAD_ALWAYS: bool = {};\n",
         p.head_dim,
         t.block_n,
         t.threads_y,
@@ -39,7 +39,8 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         },
         plan.coop_elements,
         plan.coop_elements && plan.coop_kv_tiles == 2,
-        crate::plan::coop_fast_loads(p.head_dim, plan.coop_elements),
+        crate::plan::coop_rescale_always(p.head_dim, plan.coop_elements),
+        crate::plan::coop_load_always(p.head_dim, plan.coop_elements),
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;

@@ -197,9 +197,12 @@ pub(crate) fn bind_range(
 }
 
 /// Softcap and ALiBi act on real logits: such plans scale scores before the exponential instead of
-/// folding the scale into it.
+/// folding the scale into it. So do scales below 1e-8 in size (0 among them), which keeps
+/// `scale_log2` large enough for the tensor-core kernel's masked scores to underflow exp2
+/// (`exp2_offset` in its shader).
 pub(crate) fn scaled(p: &Attention) -> bool {
-    p.softcap > 0.0
+    p.scale().abs() < 1e-8
+        || p.softcap > 0.0
         || p.alibi.is_some()
         || matches!(p.mask, Some(m) if m.kind == MaskKind::Additive)
 }
