@@ -62,7 +62,7 @@ const NS: u32 = 4u;       // subgroups per workgroup
 const R16: u32 = 1u;      // 16-row blocks per subgroup (1 or 2)
 const SG: u32 = 32u;      // subgroup size (a power of two, at least 16)
 const BANDED: bool = false;   // a causal mask or a sliding window limits the keys of a row
-const SCALED: bool = false;   // scores are scaled before exp2 (softcap or ALiBi need real logits)
+const SCALED: bool = false;   // scores scaled before exp2 (softcap, ALiBi, a bias; scales below 1e-8)
 const SOFTCAP: bool = false;
 const ALIBI: bool = false;
 const SINKS: bool = false;
@@ -124,7 +124,7 @@ struct Params {
     score_sign: f32,     // sign of softmax_scale, carried by Q here: exact, so scores stay unscaled until exp2
     win_left: i32,       // keys before the diagonal a query sees; -1: unbounded
     win_right: i32,      // keys after the diagonal; -1: unbounded (0 with causal)
-    scale: f32,          // softmax_scale, applied before exp2 when SCALED
+    scale: f32,          // softmax_scale; |softmax_scale| is applied before exp2 when SCALED
     softcap: f32,
     alibi_offset: u32,   // in f32 elements
     alibi_batch_stride: u32,  // 0: one slope per head; heads_q: one per (batch, head)
@@ -179,8 +179,10 @@ var<workgroup> shared_u32: array<u32, 8>;
 const RESCALE: u32 = 4u;
 
 // K and V tiles pass through registers: loads are issued KV_BUFS tiles ahead, so their latency
-// hides behind a tile of products. Keys past the sequence are zero, not garbage: P is 0 there, and
-// 0 * NaN would not be. `at` counts halves, a multiple of 4.
+// hides behind a tile of products. Keys past the sequence are never garbage: zeros before the key
+// loop (fetch), copies of the last key in it (its clamped loads). P is 0 there, and 0 * NaN would
+// not be; a copy shares its tile with the last key itself, so it adds no product that key does not
+// already add. `at` counts halves, a multiple of 4.
 fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at / 4u] = x;
 }
@@ -207,6 +209,8 @@ fn key_row(base: u32, t: vec4<u32>, seq: u32, key: u32) -> u32 {
     return base + key * t.z;
 }
 
+// Element i of the K (or V) tile at n0, zeros past the sequence: the loads before the key loop,
+// which may run for an empty sequence. The loop's own loads clamp the key instead.
 fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec4<f16> {
     let key = n0 + i / D4;
     if (i >= BN * D4 || key >= seq_kv) {
@@ -284,8 +288,10 @@ fn prob(x: f32, m_scaled: f32) -> f32 {
 // ELEMENTS: what exp2 subtracts for a row whose max is m, so that exp2(x scale_log2 - offset)
 // needs no test for masked scores (prob's select cost 64 instructions a tile at d = 128):
 // MASKED * scale_log2 is below -2^100 (the host keeps scale_log2 above 1e-8 by scaling tiny
-// scales before exp2, see SCALED), so a masked score underflows to 0 against any real max, and a
-// row that has seen no visible key yet subtracts 0 instead of its MASKED max.
+// scales before exp2, see SCALED), so a masked score underflows to 0 against any max far above
+// MASKED, and a row that has seen no visible key yet subtracts 0 instead of its MASKED max. A
+// bias within a factor of about 3 of -3e38 would break that; prob()'s offset never served such
+// maxima either.
 fn exp2_offset(m: f32) -> f32 {
     return select(m * params.scale_log2, 0.0, m <= MASKED);
 }
@@ -384,7 +390,9 @@ fn forward(
             let r = i / D4;
             var x = vec4<f16>(0.0h);
             if (r0 + r < BM && m0 + r0 + r < seq_q) {
-                // The sign of the scale rides on Q (exactly), so scores need no multiply.
+                // The sign of the scale rides on Q, so scores need no multiply. Exact where the
+                // device keeps f16 subnormals (NVIDIA does); a driver that flushes them in the
+                // multiply loses Q elements below 6.1e-5, under f16's rounding of larger ones.
                 x = q_buf[q_base + (m0 + r0 + r) * params.q.z + i % D4] * f16(params.score_sign);
             }
             store4(r * RS + (i % D4) * 4u, x);
@@ -495,8 +503,8 @@ fn forward(
             for (var u = 0u; u < LOADS; u++) {
                 let i = lid + u * WG;
                 if (LOADS * WG == BN * D4 || i < BN * D4) {
-                    // Keys past the end load the last key's row (n0 < kv_end <= seq_kv here):
-                    // finite, and masked in the scores. Past kv_end they are never used.
+                    // Keys past the end load the last key's row (n0 < kv_end <= seq_kv here),
+                    // masked in the scores; tiles starting at or past kv_end are never staged.
                     let key = min(ahead + i / D4, seq_kv - 1u);
                     k_staged[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
                     v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];

@@ -664,23 +664,29 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
 // or schedules the loop worse; which way a form goes is not predictable from the WGSL.
 
 /// Whether the scores-in-registers kernel rescales O every key tile (`RESCALE_ALWAYS`) rather
-/// than only when a row's max grew by 2^THRESH. The rare-rescale branch cost as much as it saved:
-/// on the path that skips it the compiler copied all of O between registers, 64 moves a tile at
-/// d = 128 (call 1). Rescaling always: d = 128 257.3 / 235.3 against 220.3 / 190.7 (both with
-/// the unbranched loads), d = 160 232.0 / 215.0 against 185.7 / 168.3. At d = 256, where the
-/// kernel spills, touching all of O every tile costs more: 106.8 / 134.4 against 65.3 / 64.9
-/// with the unbranched loads, 143.8 / 121.1 against 127.0 / 113.3 with the branched ones.
+/// than only when a row's max grew by 2^THRESH. The rare-rescale branch cost more than it saved:
+/// on the path that skips it the compiler copied O into the registers the P V products write and
+/// back again, about 120 moves a tile at d = 128 (call 1), where rescaling takes 64 multiplies.
+/// Rescaling always: d = 128 257.3 / 235.3 against 220.3 / 190.7 (both with the unbranched
+/// loads), d = 160 232.0 / 215.0 against 185.7 / 168.3. At d = 256, where every form spills,
+/// touching all of O every tile costs more: rescaling only when needed runs 106.8 / 134.4
+/// against 65.3 / 64.9 with the unbranched loads, 143.8 / 121.1 against 127.0 / 113.3 with the
+/// branched ones.
 pub(crate) fn coop_rescale_always(head_dim: u32, elements: bool) -> bool {
     elements && head_dim <= 192
 }
 
 /// Whether the tensor-core key loop loads the tile ahead in every pass (`LOAD_ALWAYS`), past
 /// the key range too, instead of behind a branch. Without the branch the compiler keeps the
-/// loaded registers in place (32 moves a tile fewer at d = 128). With scores in registers,
-/// d = 64-192: d = 128 257.3 / 235.3 against 228.9 / 207.3; d = 32 loses (155.7 / 135.0
-/// against 185.9 / 168.5) and d = 256 spills. Through workgroup memory, d = 96-192: d = 128
-/// 167.9 / 147.9 against 163.4 / 149.7, d = 192 144.3 / 134.6 against 126.5 / 117.4; d = 64
-/// loses (120.6 / 109.1 against 136.3 / 127.7), d = 32 is level and d = 256 spills.
+/// loaded registers in place: the loop's moves at d = 128 fall from 173 to 70. With scores in
+/// registers, on at d = 64-192: d = 128 257.3 / 235.3 against 228.9 / 207.3; d = 64 trades
+/// non-causal for causal (225.7 / 208.4 against 230.9 / 184.1); d = 32 loses (155.7 / 135.0
+/// against 185.9 / 168.5); at d = 256, where every form spills and O is rescaled only when
+/// needed, it gains causal but loses 26% non-causal (106.8 / 134.4 against 143.8 / 121.1).
+/// Through workgroup memory, on at d = 96-192: d = 192 144.3 / 134.6 against 126.5 / 117.4,
+/// d = 128 167.9 / 147.9 against 163.4 / 149.7; d = 64 loses (120.6 / 109.1 against 136.3 /
+/// 127.7), d = 32 is level (84.5 / 79.2 against 84.3 / 78.2) and d = 256 loses 42% (51.8 / 51.1
+/// against 89.0 / 79.6).
 pub(crate) fn coop_load_always(head_dim: u32, elements: bool) -> bool {
     let from = if elements { 64 } else { 96 };
     (from..=192).contains(&head_dim)

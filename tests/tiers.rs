@@ -105,6 +105,17 @@ fn options_on_every_tier() {
             // scores before the exponential instead (forward::scaled).
             base().softmax_scale(0.0).causal(true).with_lse(true),
             base().softmax_scale(-1e-12).window_size(10, 3),
+            // The same where the tensor-core kernel rescales every tile and loads without a
+            // branch (d = 128), and where it does neither (d = 256).
+            Attention::new(1, 2, 1, 70, 300, 128)
+                .dtype(DType::F16)
+                .softmax_scale(0.0)
+                .causal(true)
+                .with_lse(true),
+            Attention::new(1, 2, 1, 40, 200, 256)
+                .dtype(DType::F16)
+                .softmax_scale(-1e-12)
+                .window_size(50, 7),
             // Bands wide enough that whole key tiles lie inside every row's band (tiles the
             // tensor-core kernel runs without the per-element mask), with ragged edges on both
             // sides.

@@ -370,6 +370,12 @@ fn paged_kv_reads_the_same_keys() {
         varlen(DType::F16),
         fixed(DType::F32),
         fixed(DType::F16).window_size(10, 3),
+        // d = 128: on the tensor-core tier the key loop's unbranched, clamped loads
+        // (plan::coop_load_always) read these pages, across several key tiles.
+        Attention::varlen(4, 2, 128, &[0, 5, 5, 70], &[0, 9, 30, 230])
+            .dtype(DType::F16)
+            .causal(true)
+            .with_lse(true),
     ]
     .into_iter()
     .enumerate()
