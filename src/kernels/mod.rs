@@ -170,13 +170,70 @@ impl ShaderText {
 
     /// The WGSL.
     pub(crate) fn render(&self) -> String {
-        let text = with_header(self.file, &self.header);
+        let text = with_header(shader_file(self.file), &self.header);
         if self.unroll.is_empty() {
             text
         } else {
             unroll(&text, &self.unroll)
         }
     }
+}
+
+/// The crate's shader files by name (their names under `shaders/`).
+const SHADER_FILES: [(&str, &str); 7] = [
+    ("flash_fwd.wgsl", forward::SOURCE),
+    ("flash_fwd_coop.wgsl", coop::SOURCE),
+    ("materialized.wgsl", materialized::SOURCE),
+    ("flash_decode.wgsl", decode::ATTENTION_SOURCE),
+    (
+        "flash_decode_subgroup.wgsl",
+        decode::ATTENTION_SUBGROUP_SOURCE,
+    ),
+    ("decode_combine.wgsl", decode::COMBINE_SOURCE),
+    ("kv_append.wgsl", decode::APPEND_SOURCE),
+];
+
+/// Where a developer's copies of shader files stand in for the crate's own.
+pub const SHADER_DIR_VAR: &str = "WGPU_FLASH_ATTN_SHADER_DIR";
+
+/// The text of one of the crate's shader files: the built-in one, or, where the environment
+/// variable [`SHADER_DIR_VAR`] names a folder holding a file of the same name, that file's text
+/// (read once per process; native only). For trying a change to a kernel without rebuilding the
+/// program that runs it. A file that cannot be read, other than a missing one, panics: a silent
+/// fallback would measure the wrong kernel.
+fn shader_file(file: &'static str) -> &'static str {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::collections::HashMap;
+        use std::sync::OnceLock;
+        static OVERRIDES: OnceLock<HashMap<&str, &'static str>> = OnceLock::new();
+        let overrides = OVERRIDES.get_or_init(|| {
+            let Some(dir) = std::env::var_os(SHADER_DIR_VAR) else {
+                return HashMap::new();
+            };
+            let dir = std::path::PathBuf::from(dir);
+            let mut found = HashMap::new();
+            for (name, _) in SHADER_FILES {
+                let path = dir.join(name);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => {
+                        found.insert(name, &*Box::leak(text.into_boxed_str()));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => panic!("{SHADER_DIR_VAR}: cannot read {}: {e}", path.display()),
+                }
+            }
+            found
+        });
+        if !overrides.is_empty() {
+            // By text, not address: a constant's uses need not share one copy.
+            let name = SHADER_FILES.iter().find(|&&(_, source)| source == file);
+            if let Some(text) = name.and_then(|(name, _)| overrides.get(name)) {
+                return text;
+            }
+        }
+    }
+    file
 }
 
 /// Replaces the block between the `HEADER BEGIN` / `HEADER END` markers of a shader file with
