@@ -228,6 +228,11 @@ pub(crate) fn run_probe(
     Ok(bytemuck::cast_slice(&bytes).to_vec())
 }
 
+/// Bit 31 of a probe word (`RAN` in the shader): set in every word the probe wrote; the host
+/// fills the buffer with ones first.
+#[cfg(not(target_arch = "wasm32"))]
+const RAN: u32 = 1 << 31;
+
 /// Reads the probe's per-lane words (bit fields of `probe_elements`): `Err` names what failed.
 #[cfg(not(target_arch = "wasm32"))]
 fn probe_verdict(words: &[u32]) -> Result<(), String> {
@@ -239,8 +244,6 @@ fn probe_verdict(words: &[u32]) -> Result<(), String> {
         ("A elements written to the wrong place", 12, 0xf),
         ("C elements written to the wrong place", 16, 0xf),
     ];
-    // Bit 31 marks a word the probe wrote; the host fills the buffer with ones first.
-    const RAN: u32 = 1 << 31;
     if words.iter().all(|&w| w == RAN) {
         return Ok(());
     }
@@ -319,7 +322,7 @@ mod tests {
 
     #[test]
     fn the_probe_verdict_names_what_failed() {
-        const RAN: u32 = 1 << 31;
+        use super::RAN;
         assert!(super::probe_verdict(&[RAN; 32]).is_ok());
         for untouched in [0, u32::MAX] {
             let why = super::probe_verdict(&[untouched; 32]).unwrap_err();

@@ -179,7 +179,8 @@ impl ShaderText {
     }
 }
 
-/// The crate's shader files by name (their names under `shaders/`).
+/// The crate's shader files by name (their names under `shaders/`), for [`SHADER_DIR_VAR`].
+#[cfg(not(target_arch = "wasm32"))]
 const SHADER_FILES: [(&str, &str); 7] = [
     ("flash_fwd.wgsl", forward::SOURCE),
     ("flash_fwd_coop.wgsl", coop::SOURCE),
