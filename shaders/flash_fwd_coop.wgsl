@@ -187,6 +187,9 @@ fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at / 4u] = x;
 }
 
+// Where the plan asks for it, the block between the STAGE markers is replaced by one that stores
+// all K rows, then all V rows (src/kernels/coop.rs, STAGE_K_FIRST).
+// STAGE BEGIN
 // A tile's K and V from registers into kv_tile from `off` (in halves): K rows, then V rows.
 fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
     for (var u = 0u; u < LOADS; u++) {
@@ -197,6 +200,7 @@ fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: 
         }
     }
 }
+// STAGE END
 
 // Where key `key` of sequence `seq` starts in a K or V binding (`t`: offset, batch-or-page, token
 // and head strides in vec4 units; `base`: the head's first element, plus the sequence's when not

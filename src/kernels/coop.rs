@@ -11,6 +11,30 @@ pub(crate) const FRAGMENT_ELEMENTS: u32 = 8;
 /// The shader file, with default constants.
 pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
 
+/// The shader's STAGE block where [`crate::plan::coop_stage_k_first`] holds: the same stores, all
+/// K rows before all V rows, through a function of their own. Which form runs faster depends on
+/// the head dim, through how the driver's compiler allocates registers around them, so each head
+/// dim gets the exact text that was measured: both forms in one `stage()` behind a constant
+/// branch, and the old form behind a wrapper function, compiled with this form's register counts
+/// at every head dim (bench-results/h200-2026-12-01-session15, calls 6 and 7).
+const STAGE_K_FIRST: &str = "\
+// A tile's K (or V) rows from registers into kv_tile from `off` (in halves).
+fn stage_rows(x: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
+    for (var u = 0u; u < LOADS; u++) {
+        let i = lid + u * WG;
+        if (i < BN * D4) {
+            store4(off + (i / D4) * RS + (i % D4) * 4u, x[u]);
+        }
+    }
+}
+
+// A tile's K and V from registers into kv_tile from `off`: K rows, then V rows.
+fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
+    stage_rows(k, lid, off);
+    stage_rows(v, lid, off + BN * RS);
+}
+";
+
 /// The shader source specialised for a plan of [`crate::plan::Kernel::ForwardCoopMatrix`].
 pub fn shader_source(plan: &Plan) -> String {
     shader_text(plan).render()
@@ -50,7 +74,10 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     } else {
         row_blocks
     };
-    let text = super::ShaderText::new(SOURCE, header);
+    let mut text = super::ShaderText::new(SOURCE, header);
+    if crate::plan::coop_stage_k_first(p.head_dim, plan.coop_elements) {
+        text = text.with_block("STAGE", STAGE_K_FIRST);
+    }
     let text = if plan.coop_elements {
         text.through_spirv(t.threads())
     } else {

@@ -126,6 +126,9 @@ const HEADER_END: &str = "// HEADER END\n";
 pub(crate) struct ShaderText {
     file: &'static str,
     header: String,
+    /// A block of the file (between `// NAME BEGIN` and `// NAME END`) and the text it is
+    /// replaced by.
+    block: Option<(&'static str, &'static str)>,
     unroll: Vec<(&'static str, u32)>,
     /// Compiled to SPIR-V here and passed through, for element access to cooperative matrices
     /// ([`spirv_elements`]): the workgroup's invocations, which the passthrough entry point names.
@@ -138,6 +141,7 @@ impl ShaderText {
         ShaderText {
             file,
             header,
+            block: None,
             unroll: Vec::new(),
             spirv: None,
         }
@@ -146,6 +150,13 @@ impl ShaderText {
     /// The same, compiled through [`spirv_elements`].
     pub(crate) fn through_spirv(mut self, threads: u32) -> Self {
         self.spirv = Some(threads);
+        self
+    }
+
+    /// The same with the file's block `name` (its lines between `// {name} BEGIN` and
+    /// `// {name} END`) replaced by `text`, before any loop is unrolled.
+    pub(crate) fn with_block(mut self, name: &'static str, text: &'static str) -> Self {
+        self.block = Some((name, text));
         self
     }
 
@@ -159,9 +170,10 @@ impl ShaderText {
     /// the header and the unrolled bounds.
     pub(crate) fn key(&self) -> String {
         format!(
-            "{:p}+{}\n{:?}{}\n{}",
+            "{:p}+{}\n{:?}\n{:?}{}\n{}",
             self.file.as_ptr(),
             self.file.len(),
+            self.block.map(|(name, text)| (name, text.as_ptr())),
             self.unroll,
             if self.spirv.is_some() { " spirv" } else { "" },
             self.header
@@ -170,7 +182,10 @@ impl ShaderText {
 
     /// The WGSL.
     pub(crate) fn render(&self) -> String {
-        let text = with_header(shader_file(self.file), &self.header);
+        let mut text = with_header(shader_file(self.file), &self.header);
+        if let Some((name, block)) = self.block {
+            text = with_block(&text, name, block);
+        }
         if self.unroll.is_empty() {
             text
         } else {
@@ -235,6 +250,19 @@ fn shader_file(file: &'static str) -> &'static str {
         }
     }
     file
+}
+
+/// `source` with the lines between `// {name} BEGIN` and `// {name} END` replaced by `text` (the
+/// markers stay). A file without the markers (a developer's copy, see [`SHADER_DIR_VAR`]) panics:
+/// running it unchanged would measure another kernel than the plan asks for.
+fn with_block(source: &str, name: &str, text: &str) -> String {
+    let begin = format!("// {name} BEGIN\n");
+    let end = format!("// {name} END\n");
+    let (Some(b), Some(e)) = (source.find(&begin), source.find(&end)) else {
+        panic!("shader text without the `{begin}` / `{end}` markers");
+    };
+    assert!(b < e, "`{begin}` after `{end}`");
+    format!("{}{begin}{text}{}", &source[..b], &source[e..])
 }
 
 /// Replaces the block between the `HEADER BEGIN` / `HEADER END` markers of a shader file with
@@ -361,7 +389,7 @@ mod tests {
 
     #[test]
     fn a_shader_text_key_tells_apart_whatever_changes_its_rendering() {
-        let file: &'static str = "x;\n// HEADER BEGIN\nconst N: u32 = 1u;\n// HEADER END\nfor (var i = 0u; i < N; i++) { i; }\n";
+        let file: &'static str = "x;\n// HEADER BEGIN\nconst N: u32 = 1u;\n// HEADER END\nfor (var i = 0u; i < N; i++) { i; }\n// B BEGIN\nfn f() {}\n// B END\n";
         let other: &'static str = "y;\n// HEADER BEGIN\n// HEADER END\n";
         let text = |header: &str| ShaderText::new(file, header.to_string());
         let base = text("const N: u32 = 2u;\n").unrolled(&[("N", 2)]);
@@ -378,10 +406,34 @@ mod tests {
             text("const N: u32 = 2u;\n").unrolled(&[("N", 3)]),
             text("const N: u32 = 2u;\n"),
             ShaderText::new(other, "const N: u32 = 2u;\n".into()).unrolled(&[("N", 2)]),
+            text("const N: u32 = 2u;\n")
+                .with_block("B", "fn g() {}\n")
+                .unrolled(&[("N", 2)]),
         ] {
             assert_ne!(changed.key(), base.key());
             assert_ne!(changed.render(), base.render());
         }
+    }
+
+    #[test]
+    fn a_block_is_replaced_between_its_markers_before_unrolling() {
+        let file = "a;\n// B BEGIN\nfn f() {}\n// B END\nb;\n";
+        assert_eq!(
+            with_block(file, "B", "fn g() {}\n"),
+            "a;\n// B BEGIN\nfn g() {}\n// B END\nb;\n"
+        );
+        let text = ShaderText::new(
+            "// HEADER BEGIN\n// HEADER END\n// B BEGIN\n// B END\n",
+            String::new(),
+        )
+        .with_block("B", "for (var i = 0u; i < N; i++) { i; }\n")
+        .unrolled(&[("N", 2)]);
+        assert!(text.render().contains("{ let i = 1u; i; }"));
+        let missing = std::panic::catch_unwind(|| with_block("a;\n", "B", "b;\n"));
+        assert!(
+            missing.is_err(),
+            "a text without the markers must not pass unchanged"
+        );
     }
 
     #[test]
