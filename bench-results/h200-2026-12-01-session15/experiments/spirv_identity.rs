@@ -1,0 +1,31 @@
+use wgpu_flash_attn::plan::{plan_with, DeviceCaps};
+use wgpu_flash_attn::{Attention, DType, PlanOptions};
+fn main() {
+    let out = std::env::args().nth(1).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let mut caps = DeviceCaps::from_limits(&wgpu::Limits {
+        max_compute_workgroup_storage_size: 49152,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        max_storage_buffer_binding_size: 1 << 31,
+        max_buffer_size: 1 << 32,
+        ..Default::default()
+    });
+    caps.name = "NVIDIA H200".into();
+    caps.backend = "Vulkan".into();
+    caps.vendor = 0x10de;
+    caps.device_type = "DiscreteGpu".into();
+    caps.shader_f16 = true;
+    caps.subgroup_sizes = Some((32, 32));
+    caps.coop_matrix_f16 = true;
+    caps.coop_elements = true;
+    for d in [32u32, 64, 96, 128, 160, 192, 256] {
+        for causal in [false, true] {
+            let p = Attention::new(2, 16, 16, 8192, 8192, d).dtype(DType::F16).causal(causal);
+            let plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
+            let w = wgpu_flash_attn::kernels::coop::spirv(&plan).unwrap();
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::fs::write(format!("{out}/d{d}_c{}.spv", causal as u8), bytes).unwrap();
+        }
+    }
+}
