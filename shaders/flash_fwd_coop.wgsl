@@ -190,7 +190,8 @@ fn store4(at: u32, x: vec4<f16>) {
 // Where the plan asks for it, the block between the STAGE markers is replaced by one that stores
 // all K rows, then all V rows (src/kernels/coop.rs, STAGE_K_FIRST).
 // STAGE BEGIN
-// A tile's K and V from registers into kv_tile from `off` (in halves): K rows, then V rows.
+// A tile's K and V from registers into kv_tile from `off` (in halves; K rows there, V rows
+// BN rows on), K and V of each loaded vec4 together.
 fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
     for (var u = 0u; u < LOADS; u++) {
         let i = lid + u * WG;

@@ -225,7 +225,10 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 7: the element probe works again (version 6 ran it with a binding that the Vulkan backend
 // renumbered, so it never passed), and with scores in registers the tensor-core tables lead with
 // longer key tiles: version-6 winners were timed without either.
-const VERSION: u32 = 7;
+// 8: with scores in registers, the tensor-core kernel stages K/V tiles another way at d = 96 and
+// 192 (up to 11% faster on the H200), so version-7 tile winners there were timed against
+// another kernel.
+const VERSION: u32 = 8;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

@@ -698,12 +698,14 @@ pub(crate) fn coop_load_always(head_dim: u32, elements: bool) -> bool {
 /// allocates registers otherwise (bench-results/h200-2026-12-01-session15, call 5, scores in
 /// registers, two rounds alternating, TFLOP/s non-causal / causal at N = 8k, f16): d = 96
 /// 248.6-253.6 / 226.9 against 244.9-245.3 / 212.2-213.5, d = 192 238.9-240.2 / 213.5-213.9
-/// against 222.2-225.4 / 192.4. Elsewhere it does not pay: d = 64 and 128 level, d = 160 causal
-/// 204.0 against 212.8-216.0, d = 256 76.5 / 65.1 against 143.9-144.0 / 121.1-121.7 (606
-/// spill loads and stores instead of 215). The old order behind a wrapper function compiled
-/// with these register counts at every head dim (call 7; at d = 32 147.7 / 123.9 against 187.4
-/// / 167.7-169.8 in call 2), so the extra function, not the order, is most likely what the
-/// compiler reacts to.
+/// against 222.2-225.4 / 192.4. Elsewhere it does not pay: d = 64 2% faster non-causal and mixed
+/// causal (231.5-231.6 / 205.5-210.3 against 226.9-227.1 / 208.9), d = 128 level, d = 160
+/// causal 204.0 against 212.8-216.0, d = 256 76.5 / 65.1 against 143.9-144.0 / 121.1-121.7 (606
+/// spill loads and stores instead of 215). The old order behind a wrapper function (call 7), and
+/// both orders behind a constant branch (call 6), compiled with these register counts at
+/// d = 64-256 (at d = 32, where this form did not run, the wrapper ran 147.7 / 123.6-123.9
+/// against 187.4 / 167.7-169.8 in call 2), so the extra function, not the order, is most likely
+/// what the compiler reacts to.
 pub(crate) fn coop_stage_k_first(head_dim: u32, elements: bool) -> bool {
     elements && matches!(head_dim, 96 | 192)
 }

@@ -285,6 +285,11 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
             d == 96 || d == 192,
             "d={d}"
         );
+        assert_eq!(source.matches("fn stage(").count(), 1, "d={d}");
+        assert!(
+            !source.contains("u < LOADS"),
+            "d={d}: a staging loop left unrolled"
+        );
         let declined = PlanOptions {
             coop_elements: Some(false),
             ..Default::default()

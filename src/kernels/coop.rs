@@ -14,9 +14,10 @@ pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
 /// The shader's STAGE block where [`crate::plan::coop_stage_k_first`] holds: the same stores, all
 /// K rows before all V rows, through a function of their own. Which form runs faster depends on
 /// the head dim, through how the driver's compiler allocates registers around them, so each head
-/// dim gets the exact text that was measured: both forms in one `stage()` behind a constant
-/// branch, and the old form behind a wrapper function, compiled with this form's register counts
-/// at every head dim (bench-results/h200-2026-12-01-session15, calls 6 and 7).
+/// dim gets the exact text that was measured. One shader text could not choose between them:
+/// both forms in one `stage()` behind a constant branch, and the old form behind a wrapper
+/// function, compiled with this form's register counts at d = 64-256
+/// (bench-results/h200-2026-12-01-session15, calls 6 and 7).
 const STAGE_K_FIRST: &str = "\
 // A tile's K (or V) rows from registers into kv_tile from `off` (in halves).
 fn stage_rows(x: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
@@ -28,7 +29,7 @@ fn stage_rows(x: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
     }
 }
 
-// A tile's K and V from registers into kv_tile from `off`: K rows, then V rows.
+// A tile's K and V from registers into kv_tile from `off`: all K rows, then all V rows.
 fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
     stage_rows(k, lid, off);
     stage_rows(v, lid, off + BN * RS);

@@ -120,7 +120,7 @@ const HEADER_BEGIN: &str = "// HEADER BEGIN\n";
 const HEADER_END: &str = "// HEADER END\n";
 
 /// A kernel's WGSL as a plan specialises it: a shader file, the constants that replace its HEADER
-/// block, and the loops to unroll. [`ShaderText::key`] names the text without generating it, so a
+/// block, another block of the file replaced where the plan asks for it, and the loops to unroll. [`ShaderText::key`] names the text without generating it, so a
 /// plan made every step (a serving loop) finds its pipeline without rendering and hashing the
 /// whole shader.
 pub(crate) struct ShaderText {
@@ -167,13 +167,14 @@ impl ShaderText {
     }
 
     /// What determines the text: the file (by address and length: each is a `'static` include),
-    /// the header and the unrolled bounds.
+    /// the header, the replaced block (with its text), the unrolled bounds and whether it goes
+    /// through SPIR-V.
     pub(crate) fn key(&self) -> String {
         format!(
             "{:p}+{}\n{:?}\n{:?}{}\n{}",
             self.file.as_ptr(),
             self.file.len(),
-            self.block.map(|(name, text)| (name, text.as_ptr())),
+            self.block,
             self.unroll,
             if self.spirv.is_some() { " spirv" } else { "" },
             self.header
@@ -253,16 +254,24 @@ fn shader_file(file: &'static str) -> &'static str {
 }
 
 /// `source` with the lines between `// {name} BEGIN` and `// {name} END` replaced by `text` (the
-/// markers stay). A file without the markers (a developer's copy, see [`SHADER_DIR_VAR`]) panics:
-/// running it unchanged would measure another kernel than the plan asks for.
+/// markers stay). Each marker must stand once, on a line of its own, BEGIN first; a text that
+/// breaks that (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running it unchanged would
+/// measure another kernel than the plan asks for.
 fn with_block(source: &str, name: &str, text: &str) -> String {
-    let begin = format!("// {name} BEGIN\n");
-    let end = format!("// {name} END\n");
+    let begin = format!("\n// {name} BEGIN\n");
+    let end = format!("\n// {name} END\n");
+    let once = |marker: &str| source.matches(marker).count() == 1;
     let (Some(b), Some(e)) = (source.find(&begin), source.find(&end)) else {
-        panic!("shader text without the `{begin}` / `{end}` markers");
+        panic!(
+            "a shader text lacks the lines `// {name} BEGIN` and `// {name} END` that the plan \
+             replaces the block between (a copy in {SHADER_DIR_VAR} must keep them)"
+        );
     };
-    assert!(b < e, "`{begin}` after `{end}`");
-    format!("{}{begin}{text}{}", &source[..b], &source[e..])
+    assert!(
+        once(&begin) && once(&end) && b < e,
+        "a shader text needs `// {name} BEGIN` once, then `// {name} END` once"
+    );
+    format!("{}{begin}{text}{}", &source[..b], &source[e + 1..])
 }
 
 /// Replaces the block between the `HEADER BEGIN` / `HEADER END` markers of a shader file with
@@ -429,11 +438,15 @@ mod tests {
         .with_block("B", "for (var i = 0u; i < N; i++) { i; }\n")
         .unrolled(&[("N", 2)]);
         assert!(text.render().contains("{ let i = 1u; i; }"));
-        let missing = std::panic::catch_unwind(|| with_block("a;\n", "B", "b;\n"));
-        assert!(
-            missing.is_err(),
-            "a text without the markers must not pass unchanged"
-        );
+        for broken in [
+            "a;\n",
+            "a;\n// B END\n// B BEGIN\n",
+            "a;\n// B BEGIN\n// B END\n// B BEGIN\n// B END\n",
+            "a; // B BEGIN\n// B END\n",
+        ] {
+            let run = std::panic::catch_unwind(|| with_block(broken, "B", "b;\n"));
+            assert!(run.is_err(), "{broken:?} must not pass unchanged");
+        }
     }
 
     #[test]
