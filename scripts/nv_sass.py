@@ -24,6 +24,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 
 INSTRUCTION = re.compile(r"\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)([^;]*);")
 
@@ -44,9 +45,10 @@ def machine_code(path):
 
 
 def disassemble(code, nvdisasm):
-    scratch = "/tmp/nv_sass_code.bin"
-    open(scratch, "wb").write(code)
-    out = subprocess.run([nvdisasm, "-b", "SM90", scratch], capture_output=True, text=True, check=True)
+    with tempfile.NamedTemporaryFile(suffix=".bin") as scratch:
+        scratch.write(code)
+        scratch.flush()
+        out = subprocess.run([nvdisasm, "-b", "SM90", scratch.name], capture_output=True, text=True, check=True)
     return out.stdout
 
 

@@ -116,13 +116,10 @@ pub(crate) fn bind_group<'a>(
     })
 }
 
-const HEADER_BEGIN: &str = "// HEADER BEGIN\n";
-const HEADER_END: &str = "// HEADER END\n";
-
 /// A kernel's WGSL as a plan specialises it: a shader file, the constants that replace its HEADER
-/// block, another block of the file replaced where the plan asks for it, and the loops to unroll. [`ShaderText::key`] names the text without generating it, so a
-/// plan made every step (a serving loop) finds its pipeline without rendering and hashing the
-/// whole shader.
+/// block, another block of the file replaced where the plan asks for it, and the loops to
+/// unroll. [`ShaderText::key`] names the text without generating it, so a plan made every step
+/// (a serving loop) finds its pipeline without rendering and hashing the whole shader.
 pub(crate) struct ShaderText {
     file: &'static str,
     header: String,
@@ -254,45 +251,44 @@ fn shader_file(file: &'static str) -> &'static str {
 }
 
 /// `source` with the lines between `// {name} BEGIN` and `// {name} END` replaced by `text` (the
-/// markers stay). Each marker must stand once, on a line of its own, BEGIN first; a text that
-/// breaks that (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running it unchanged would
-/// measure another kernel than the plan asks for.
+/// markers stay): the HEADER block of every shader file, and other blocks where a plan asks for
+/// them. Each marker must stand once, on a line of its own, BEGIN first; a text that breaks that
+/// (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running it unchanged would build another
+/// kernel than the plan asks for.
 fn with_block(source: &str, name: &str, text: &str) -> String {
-    let begin = format!("\n// {name} BEGIN\n");
-    let end = format!("\n// {name} END\n");
-    let once = |marker: &str| source.matches(marker).count() == 1;
-    let (Some(b), Some(e)) = (source.find(&begin), source.find(&end)) else {
-        panic!(
-            "a shader text lacks the lines `// {name} BEGIN` and `// {name} END` that the plan \
-             replaces the block between (a copy in {SHADER_DIR_VAR} must keep them)"
-        );
+    let begin = format!("// {name} BEGIN\n");
+    let end = format!("// {name} END\n");
+    // Where `line` stands as a whole line of `source`.
+    let lines = |line: &str| -> Vec<usize> {
+        source
+            .match_indices(line)
+            .map(|(at, _)| at)
+            .filter(|&at| at == 0 || source.as_bytes()[at - 1] == b'\n')
+            .collect()
     };
+    let (b, e) = (lines(&begin), lines(&end));
     assert!(
-        once(&begin) && once(&end) && b < e,
+        !b.is_empty() && !e.is_empty(),
+        "a shader text lacks the lines `// {name} BEGIN` and `// {name} END` that the plan \
+         replaces the block between (a copy in {SHADER_DIR_VAR} must keep them)"
+    );
+    assert!(
+        b.len() == 1 && e.len() == 1 && b[0] < e[0],
         "a shader text needs `// {name} BEGIN` once, then `// {name} END` once"
     );
-    format!("{}{begin}{text}{}", &source[..b], &source[e + 1..])
+    format!("{}{text}{}", &source[..b[0] + begin.len()], &source[e[0]..])
 }
 
-/// Replaces the block between the `HEADER BEGIN` / `HEADER END` markers of a shader file with
-/// `header`. The file's own block holds defaults that keep it valid WGSL on its own.
+/// Replaces the HEADER block of a shader file with `header`. The file's own block holds
+/// defaults that keep it valid WGSL on its own.
 pub(crate) fn with_header(source: &str, header: &str) -> String {
-    let begin = source
-        .find(HEADER_BEGIN)
-        .expect("shader has a HEADER BEGIN marker");
-    let end = source
-        .find(HEADER_END)
-        .expect("shader has a HEADER END marker");
-    let mut out = String::with_capacity(source.len() + header.len());
+    let body = with_block(source, "HEADER", &header.replace("enable f16;\n", ""));
     // An `enable` directive must come before every declaration: put it first of all.
     if header.contains("enable f16;") {
-        out.push_str("enable f16;\n");
+        format!("enable f16;\n{body}")
+    } else {
+        body
     }
-    out.push_str(&source[..begin]);
-    out.push_str(HEADER_BEGIN);
-    out.push_str(&header.replace("enable f16;\n", ""));
-    out.push_str(&source[end..]);
-    out
 }
 
 /// Unrolls the loops `for (var X = 0u; X < BOUND; X++) { BODY }` whose `BOUND` is one of the
