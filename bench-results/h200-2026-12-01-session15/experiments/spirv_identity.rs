@@ -1,3 +1,12 @@
+// Writes the SPIR-V of the tensor-core kernel (scores in registers) that the H200's plan builds
+// at d = 32-256, causal or not, into the folder given as the only argument. How it ran, once per
+// tree (Cargo.lock copied from the repository; `path` pointing at the tree to dump):
+//
+//   [package] name = "spvdump", edition = "2021"
+//   [dependencies] wgpu-flash-attn = { path = "/path/to/tree" }, wgpu = "30"
+//   cargo run --release --offline -- OUT_DIR
+//   WGPU_FLASH_ATTN_SHADER_DIR=vB_dir cargo run --release --offline -- OUT_DIR_VB
+//   cmp OUT_DIR/d96_c0.spv OUT_DIR_VB/d96_c0.spv   (and so on: spirv-identity.txt)
 use wgpu_flash_attn::plan::{plan_with, DeviceCaps};
 use wgpu_flash_attn::{Attention, DType, PlanOptions};
 fn main() {
