@@ -4,9 +4,10 @@
 //
 //   [package] name = "spvdump", edition = "2021"
 //   [dependencies] wgpu-flash-attn = { path = "/path/to/tree" }, wgpu = "30"
-//   cargo run --release --offline -- OUT_DIR
+//   cargo run --release --offline -- OUT_DIR          (the committed tree; then 0976374's)
 //   WGPU_FLASH_ATTN_SHADER_DIR=vB_dir cargo run --release --offline -- OUT_DIR_VB
-//   cmp OUT_DIR/d96_c0.spv OUT_DIR_VB/d96_c0.spv   (and so on: spirv-identity.txt)
+//       (0976374's tree, vB_dir holding its shader with k-rows-then-v-rows.diff applied)
+//   cmp NEW/d96_c0.spv OUT_DIR_VB/d96_c0.spv          (and so on: spirv-identity.txt)
 use wgpu_flash_attn::plan::{plan_with, DeviceCaps};
 use wgpu_flash_attn::{Attention, DType, PlanOptions};
 fn main() {
