@@ -187,8 +187,9 @@ fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at / 4u] = x;
 }
 
-// Where the plan asks for it, the block between the STAGE markers is replaced by one that stores
-// all K rows, then all V rows (src/kernels/coop.rs, STAGE_K_FIRST).
+// Where the plan asks for it, the block between the STAGE markers is replaced by another text
+// with the same stores: which form the driver's compiler runs fastest depends on the head dim
+// (src/plan.rs, coop_stage; the texts in src/kernels/coop.rs).
 // STAGE BEGIN
 // A tile's K and V from registers into kv_tile from `off` (in halves; K rows there, V rows
 // BN rows on), K and V of each loaded vec4 together.

@@ -692,22 +692,41 @@ pub(crate) fn coop_load_always(head_dim: u32, elements: bool) -> bool {
     (from..=192).contains(&head_dim)
 }
 
-/// Whether the tensor-core kernel stages a K/V tile through `stage_rows`, all K rows before all V
-/// rows (`coop::STAGE_K_FIRST`), rather than K and V as each vector was loaded. The stores are
-/// the same; what the driver's compiler does with them is not: with the extra function it
-/// allocates registers otherwise (bench-results/h200-2026-12-01-session15, call 5, scores in
-/// registers, two rounds alternating, TFLOP/s non-causal / causal at N = 8k, f16): d = 96
-/// 248.6-253.6 / 226.9 against 244.9-245.3 / 212.2-213.5, d = 192 238.9-240.2 / 213.5-213.9
-/// against 222.2-225.4 / 192.4. Elsewhere it does not pay: d = 64 2% faster non-causal and mixed
-/// causal (231.5-231.6 / 205.5-210.3 against 226.9-227.1 / 208.9), d = 128 level, d = 160
-/// causal 204.0 against 212.8-216.0, d = 256 76.5 / 65.1 against 143.9-144.0 / 121.1-121.7 (606
-/// spill loads and stores instead of 215). The old order behind a wrapper function (call 7), and
-/// both orders behind a constant branch (call 6), compiled with these register counts at
-/// d = 64-256 (at d = 32, where this form did not run, the wrapper ran 147.7 / 123.6-123.9
-/// against 187.4 / 167.7-169.8 in call 2), so the extra function, not the order, is most likely
-/// what the compiler reacts to.
-pub(crate) fn coop_stage_k_first(head_dim: u32, elements: bool) -> bool {
-    elements && matches!(head_dim, 96 | 192)
+/// How the tensor-core kernel's STAGE block stores a K/V tile from registers into workgroup
+/// memory. All three texts make the same stores; what differs is what the driver's compiler does
+/// around them (its register allocation), which no reading of the WGSL predicts, so each head dim
+/// gets the exact text that ran fastest there (`coop::shader_text` puts it in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CoopStage {
+    /// The shader file's own block: K and V of each loaded vector stored together, inline.
+    Inline,
+    /// `coop::STAGE_K_FIRST`: all K rows, then all V rows, through a function of their own.
+    KFirst,
+    /// `coop::STAGE_WRAPPED`: the shader's own stores behind a wrapper function.
+    Wrapped,
+}
+
+/// Which staging text the tensor-core kernel takes (see [`CoopStage`]). Measured on the H200
+/// with scores in registers, TFLOP/s non-causal / causal at N = 8k, f16, two rounds alternating
+/// in one call:
+/// - K rows first (bench-results/h200-2026-12-01-session15, call 5): d = 96 248.6-253.6 / 226.9
+///   against 244.9-245.3 / 212.2-213.5 inline, d = 192 238.9-240.2 / 213.5-213.9 against
+///   222.2-225.4 / 192.4. Elsewhere it does not pay: d = 64 mixed (231.5-231.6 / 205.5-210.3
+///   against 226.9-227.1 / 208.9), d = 128 level, d = 160 causal 204.0 against 212.8-216.0,
+///   d = 256 76.5 / 65.1 against 143.9-144.0 / 121.1-121.7 (606 spill loads and stores instead
+///   of 215).
+/// - Wrapped (bench-results/h200-2026-12-01-session16, call 1 and call 2): d = 128
+///   267.4-268.2 / 237.7-242.1 against 259.2-260.8 / 232.0-232.6 inline (255 registers against
+///   247, no spills). Session 15's calls 6 and 7 ran this form, or a constant branch, at every
+///   head dim: they compiled with K-rows-first's register counts at d = 64-256 and lost at
+///   d = 32 (147.7 / 123.6-123.9 against 187.4 / 167.7-169.8), d = 160 causal and d = 256.
+/// Through workgroup memory (no element access) only the inline form was measured.
+pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {
+    match head_dim {
+        96 | 192 if elements => CoopStage::KFirst,
+        128 if elements => CoopStage::Wrapped,
+        _ => CoopStage::Inline,
+    }
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

@@ -270,11 +270,11 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         );
         assert_eq!(plan.coop_kv_tiles, kv_tiles, "d={d}");
         assert!(plan.workgroup_bytes <= 49152, "d={d}");
-        // The key loop's forms as plan::coop_rescale_always, coop_load_always and
-        // coop_stage_k_first set them: with scores in registers, O rescaled every tile up to
-        // d = 192, the tile ahead loaded without a branch at d = 64-192, and K rows staged before
-        // V rows at d = 96 and 192; through workgroup memory, no rescale switch, unbranched loads
-        // at d = 96-192, and K and V staged together.
+        // The key loop's forms as plan::coop_rescale_always, coop_load_always and coop_stage
+        // set them: with scores in registers, O rescaled every tile up to d = 192, the tile
+        // ahead loaded without a branch at d = 64-192, K rows staged before V rows at d = 96 and
+        // 192 and the stores behind a wrapper at d = 128; through workgroup memory, no rescale
+        // switch, unbranched loads at d = 96-192, and the shader's own staging.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
         assert!(source.contains(&rescale), "d={d}");
@@ -285,6 +285,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
             d == 96 || d == 192,
             "d={d}"
         );
+        assert_eq!(source.contains("fn stage_by_vec4("), d == 128, "d={d}");
         assert_eq!(source.matches("fn stage(").count(), 1, "d={d}");
         assert!(
             !source.contains("u < LOADS"),
@@ -304,6 +305,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         assert!(source.contains(&load), "d={d}");
         assert!(source.contains("const TWO_KV: bool = false;"), "d={d}");
         assert!(!source.contains("fn stage_rows("), "d={d}");
+        assert!(!source.contains("fn stage_by_vec4("), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
     }

@@ -2,7 +2,7 @@
 //! cooperative matrices. It shares the portable kernel's bindings, params and encoding
 //! ([`super::forward`]); only its source differs.
 
-use crate::plan::Plan;
+use crate::plan::{CoopStage, Plan};
 
 /// Elements of a 16x16 fragment each lane holds in a subgroup of 32, the only size the kernel's
 /// element layout is written for (`EL` in the shader).
@@ -11,13 +11,11 @@ pub(crate) const FRAGMENT_ELEMENTS: u32 = 8;
 /// The shader file, with default constants.
 pub const SOURCE: &str = include_str!("../../shaders/flash_fwd_coop.wgsl");
 
-/// The shader's STAGE block where [`crate::plan::coop_stage_k_first`] holds: the same stores, all
-/// K rows before all V rows, through a function of their own. Which form runs faster depends on
-/// the head dim, through how the driver's compiler allocates registers around them, so each head
-/// dim gets the exact text that was measured. One shader text could not choose between them:
-/// both forms in one `stage()` behind a constant branch, and the old form behind a wrapper
-/// function, compiled with this form's register counts at d = 64-256
-/// (bench-results/h200-2026-12-01-session15, calls 6 and 7).
+/// The shader's STAGE block for [`CoopStage::KFirst`]: the same stores as the shader's own block,
+/// all K rows before all V rows, through a function of their own. The text is the one measured
+/// (see [`crate::plan::coop_stage`]); one shader text could not choose between the forms: both
+/// behind a constant branch compiled like this one at d = 64-256
+/// (bench-results/h200-2026-12-01-session15, call 6).
 const STAGE_K_FIRST: &str = "\
 // A tile's K (or V) rows from registers into kv_tile from `off` (in halves).
 fn stage_rows(x: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
@@ -33,6 +31,24 @@ fn stage_rows(x: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
 fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
     stage_rows(k, lid, off);
     stage_rows(v, lid, off + BN * RS);
+}
+";
+
+/// The shader's STAGE block for [`CoopStage::Wrapped`]: the shader's own stores, behind a
+/// wrapper function. The text is the one measured (see [`crate::plan::coop_stage`]).
+const STAGE_WRAPPED: &str = "\
+// A tile's K and V from registers into kv_tile from `off`: stage_by_vec4's stores, behind this
+// wrapper (which the driver's compiler allocates registers around otherwise).
+fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) { stage_by_vec4(k, v, lid, off); }
+// K and V of each loaded vec4 together (K rows from `off`, V rows BN rows on, in halves).
+fn stage_by_vec4(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
+    for (var u = 0u; u < LOADS; u++) {
+        let i = lid + u * WG;
+        if (i < BN * D4) {
+            store4(off + (i / D4) * RS + (i % D4) * 4u, k[u]);
+            store4(off + (BN + i / D4) * RS + (i % D4) * 4u, v[u]);
+        }
+    }
 }
 ";
 
@@ -76,8 +92,10 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         row_blocks
     };
     let mut text = super::ShaderText::new(SOURCE, header);
-    if crate::plan::coop_stage_k_first(p.head_dim, plan.coop_elements) {
-        text = text.with_block("STAGE", STAGE_K_FIRST);
+    match crate::plan::coop_stage(p.head_dim, plan.coop_elements) {
+        CoopStage::Inline => {}
+        CoopStage::KFirst => text = text.with_block("STAGE", STAGE_K_FIRST),
+        CoopStage::Wrapped => text = text.with_block("STAGE", STAGE_WRAPPED),
     }
     let text = if plan.coop_elements {
         text.through_spirv(t.threads())
