@@ -341,6 +341,12 @@ fn elem_scores(x: ptr<function, array<f32, EL * N16>>, lane: u32, n0: u32, row_f
     return tile_max;
 }
 
+// Where the plan asks for it, the loads of the tile ahead go through a function of their own:
+// its definition replaces this block, a call to it the key loop's LOAD block (src/plan.rs,
+// coop_load_in_function; the texts in src/kernels/coop.rs).
+// LOAD_FN BEGIN
+// LOAD_FN END
+
 @compute @workgroup_size(WG)
 fn forward(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -506,6 +512,7 @@ fn forward(
         // which the per-load tests of fetch() would exceed.
         let ahead = n0 + KV_BUFS * BN;
         if (LOAD_ALWAYS || ahead < kv_end) {
+            // LOAD BEGIN
             for (var u = 0u; u < LOADS; u++) {
                 let i = lid + u * WG;
                 if (LOADS * WG == BN * D4 || i < BN * D4) {
@@ -516,6 +523,7 @@ fn forward(
                     v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
                 }
             }
+            // LOAD END
         }
 
         // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read

@@ -715,11 +715,13 @@ pub(crate) enum CoopStage {
 ///   against 226.9-227.1 / 208.9), d = 128 level, d = 160 causal 204.0 against 212.8-216.0,
 ///   d = 256 76.5 / 65.1 against 143.9-144.0 / 121.1-121.7 (606 spill loads and stores instead
 ///   of 215).
-/// - Wrapped (bench-results/h200-2026-12-01-session16, call 1 and call 2): d = 128
-///   267.4-268.2 / 237.7-242.1 against 259.2-260.8 / 232.0-232.6 inline (255 registers against
-///   247, no spills). Session 15's calls 6 and 7 ran this form, or a constant branch, at every
+/// - Wrapped (bench-results/h200-2026-12-01-session16): d = 128 267.5-267.7 / 240.0-240.2
+///   against 257.4-260.6 / 230.6-236.0 inline (call 2; 255 registers against 247), and with an
+///   unused function more in the text 267.4-268.2 / 237.7-242.1 against 259.2-260.8 /
+///   232.0-232.6 (call 1). Session 15's calls 6 and 7 ran this form, or a constant branch, at every
 ///   head dim: they compiled with K-rows-first's register counts at d = 64-256 and lost at
 ///   d = 32 (147.7 / 123.6-123.9 against 187.4 / 167.7-169.8), d = 160 causal and d = 256.
+///
 /// Through workgroup memory (no element access) only the inline form was measured.
 pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {
     match head_dim {
@@ -727,6 +729,23 @@ pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {
         128 if elements => CoopStage::Wrapped,
         _ => CoopStage::Inline,
     }
+}
+
+/// Whether the tensor-core key loop loads the tile ahead through a function of its own
+/// (`coop::LOAD_FN`) rather than inline; like [`coop_stage`], a form the driver's compiler
+/// allocates registers around otherwise. With scores in registers, TFLOP/s non-causal / causal at
+/// N = 8k, f16 on the H200 (bench-results/h200-2026-12-01-session16, call 3 screening one run
+/// each, call 4 two rounds beside the inline form):
+/// - on at d = 64, 160 and 192 (with K rows first at 192), call 4: d = 64 240.0 / 210.0-210.3
+///   against 227.3 / 208.4-209.7, d = 192 256.6-259.6 / 212.0-214.5 against 241.8-242.7 /
+///   214.2-215.5, d = 160 237.0-240.6 / 215.9-216.1 against 235.4-235.6 / 216.8-217.0 (1-2%
+///   faster non-causal, level causal);
+/// - off elsewhere: d = 96 226.9 / 226.9 against 255.1 / 226.5 (call 3), d = 32 level (187.1 /
+///   168.3 against 187.2 / 168.6), d = 256 level (144.2 / 123.4 against 144.4 / 121.8), and at
+///   d = 128 level with the wrapped staging (call 2: 266.2 / 237.6 and 263.5 / 241.5 against
+///   266.4 / 236.4 and 265.3 / 235.7).
+pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
+    elements && matches!(head_dim, 64 | 160 | 192)
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

@@ -273,8 +273,9 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         // The key loop's forms as plan::coop_rescale_always, coop_load_always and coop_stage
         // set them: with scores in registers, O rescaled every tile up to d = 192, the tile
         // ahead loaded without a branch at d = 64-192, K rows staged before V rows at d = 96 and
-        // 192 and the stores behind a wrapper at d = 128; through workgroup memory, no rescale
-        // switch, unbranched loads at d = 96-192, and the shader's own staging.
+        // 192 and the stores behind a wrapper at d = 128, and the loads ahead through a function
+        // at d = 64, 160 and 192; through workgroup memory, no rescale switch, unbranched loads
+        // at d = 96-192, and the shader's own staging and loads.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
         assert!(source.contains(&rescale), "d={d}");
@@ -286,6 +287,11 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
             "d={d}"
         );
         assert_eq!(source.contains("fn stage_by_vec4("), d == 128, "d={d}");
+        assert_eq!(
+            source.contains("fn load_tile("),
+            matches!(d, 64 | 160 | 192),
+            "d={d}"
+        );
         assert_eq!(source.matches("fn stage(").count(), 1, "d={d}");
         assert!(
             !source.contains("u < LOADS"),
@@ -306,6 +312,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         assert!(source.contains("const TWO_KV: bool = false;"), "d={d}");
         assert!(!source.contains("fn stage_rows("), "d={d}");
         assert!(!source.contains("fn stage_by_vec4("), "d={d}");
+        assert!(!source.contains("fn load_tile("), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
     }

@@ -52,6 +52,29 @@ fn stage_by_vec4(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u3
 }
 ";
 
+/// The shader's LOAD_FN block where [`crate::plan::coop_load_in_function`] holds: the key loop's
+/// loads of the tile ahead as a function (the text measured there).
+const LOAD_FN: &str = "\
+// The K and V tile at `ahead` into registers (see the key loop).
+fn load_tile(k_staged: ptr<function, array<vec4<f16>, LOADS>>, v_staged: ptr<function, array<vec4<f16>, LOADS>>,
+             k_base: u32, v_base: u32, batch: u32, ahead: u32, seq_kv: u32, lid: u32) {
+    for (var u = 0u; u < LOADS; u++) {
+        let i = lid + u * WG;
+        if (LOADS * WG == BN * D4 || i < BN * D4) {
+            // Keys past the end load the last key's row (n0 < kv_end <= seq_kv here),
+            // masked in the scores; tiles starting at or past kv_end are never staged.
+            let key = min(ahead + i / D4, seq_kv - 1u);
+            (*k_staged)[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
+            (*v_staged)[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
+        }
+    }
+}
+";
+
+/// The key loop's LOAD block with [`LOAD_FN`].
+const LOAD_CALL: &str =
+    "            load_tile(&k_staged, &v_staged, k_base, v_base, batch, ahead, seq_kv, lid);\n";
+
 /// The shader source specialised for a plan of [`crate::plan::Kernel::ForwardCoopMatrix`].
 pub fn shader_source(plan: &Plan) -> String {
     shader_text(plan).render()
@@ -96,6 +119,11 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         CoopStage::Inline => {}
         CoopStage::KFirst => text = text.with_block("STAGE", STAGE_K_FIRST),
         CoopStage::Wrapped => text = text.with_block("STAGE", STAGE_WRAPPED),
+    }
+    if crate::plan::coop_load_in_function(p.head_dim, plan.coop_elements) {
+        text = text
+            .with_block("LOAD_FN", LOAD_FN)
+            .with_block("LOAD", LOAD_CALL);
     }
     let text = if plan.coop_elements {
         text.through_spirv(t.threads())

@@ -117,15 +117,15 @@ pub(crate) fn bind_group<'a>(
 }
 
 /// A kernel's WGSL as a plan specialises it: a shader file, the constants that replace its HEADER
-/// block, another block of the file replaced where the plan asks for it, and the loops to
+/// block, other blocks of the file replaced where the plan asks for it, and the loops to
 /// unroll. [`ShaderText::key`] names the text without generating it, so a plan made every step
 /// (a serving loop) finds its pipeline without rendering and hashing the whole shader.
 pub(crate) struct ShaderText {
     file: &'static str,
     header: String,
-    /// A block of the file (between `// NAME BEGIN` and `// NAME END`) and the text it is
-    /// replaced by.
-    block: Option<(&'static str, &'static str)>,
+    /// Blocks of the file (each between `// NAME BEGIN` and `// NAME END`) and the texts they
+    /// are replaced by.
+    blocks: Vec<(&'static str, &'static str)>,
     unroll: Vec<(&'static str, u32)>,
     /// Compiled to SPIR-V here and passed through, for element access to cooperative matrices
     /// ([`spirv_elements`]): the workgroup's invocations, which the passthrough entry point names.
@@ -138,7 +138,7 @@ impl ShaderText {
         ShaderText {
             file,
             header,
-            block: None,
+            blocks: Vec::new(),
             unroll: Vec::new(),
             spirv: None,
         }
@@ -153,7 +153,7 @@ impl ShaderText {
     /// The same with the file's block `name` (its lines between `// {name} BEGIN` and
     /// `// {name} END`) replaced by `text`, before any loop is unrolled.
     pub(crate) fn with_block(mut self, name: &'static str, text: &'static str) -> Self {
-        self.block = Some((name, text));
+        self.blocks.push((name, text));
         self
     }
 
@@ -164,14 +164,14 @@ impl ShaderText {
     }
 
     /// What determines the text: the file (by address and length: each is a `'static` include),
-    /// the header, the replaced block (with its text), the unrolled bounds and whether it goes
+    /// the header, the replaced blocks (with their texts), the unrolled bounds and whether it goes
     /// through SPIR-V.
     pub(crate) fn key(&self) -> String {
         format!(
             "{:p}+{}\n{:?}\n{:?}{}\n{}",
             self.file.as_ptr(),
             self.file.len(),
-            self.block,
+            self.blocks,
             self.unroll,
             if self.spirv.is_some() { " spirv" } else { "" },
             self.header
@@ -181,7 +181,7 @@ impl ShaderText {
     /// The WGSL.
     pub(crate) fn render(&self) -> String {
         let mut text = with_header(shader_file(self.file), &self.header);
-        if let Some((name, block)) = self.block {
+        for &(name, block) in &self.blocks {
             text = with_block(&text, name, block);
         }
         if self.unroll.is_empty() {
@@ -252,18 +252,21 @@ fn shader_file(file: &'static str) -> &'static str {
 
 /// `source` with the lines between `// {name} BEGIN` and `// {name} END` replaced by `text` (the
 /// markers stay): the HEADER block of every shader file, and other blocks where a plan asks for
-/// them. Each marker must stand once, on a line of its own, BEGIN first; a text that breaks that
+/// them. Each marker must stand once, on a line of its own (indented or not), BEGIN first; a text that breaks that
 /// (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running it unchanged would build another
 /// kernel than the plan asks for.
 fn with_block(source: &str, name: &str, text: &str) -> String {
     let begin = format!("// {name} BEGIN\n");
     let end = format!("// {name} END\n");
-    // Where `line` stands as a whole line of `source`.
+    // Where `line` stands as a whole line of `source`, after nothing but indentation.
     let lines = |line: &str| -> Vec<usize> {
         source
             .match_indices(line)
             .map(|(at, _)| at)
-            .filter(|&at| at == 0 || source.as_bytes()[at - 1] == b'\n')
+            .filter(|&at| {
+                let start = source[..at].rfind('\n').map_or(0, |n| n + 1);
+                source[start..at].bytes().all(|b| b == b' ')
+            })
             .collect()
     };
     let (b, e) = (lines(&begin), lines(&end));
@@ -276,7 +279,13 @@ fn with_block(source: &str, name: &str, text: &str) -> String {
         b.len() == 1 && e.len() == 1 && b[0] < e[0],
         "a shader text needs `// {name} BEGIN` once, then `// {name} END` once"
     );
-    format!("{}{text}{}", &source[..b[0] + begin.len()], &source[e[0]..])
+    // The END line from its indentation on.
+    let end_line = source[..e[0]].rfind('\n').map_or(0, |n| n + 1);
+    format!(
+        "{}{text}{}",
+        &source[..b[0] + begin.len()],
+        &source[end_line..]
+    )
 }
 
 /// Replaces the HEADER block of a shader file with `header`. The file's own block holds
@@ -434,6 +443,21 @@ mod tests {
         .with_block("B", "for (var i = 0u; i < N; i++) { i; }\n")
         .unrolled(&[("N", 2)]);
         assert!(text.render().contains("{ let i = 1u; i; }"));
+        // Indented markers, and two blocks of one file.
+        let file = "fn f() {\n    // B BEGIN\n    a;\n    // B END\n}\n// C BEGIN\n// C END\n";
+        let text = ShaderText::new(file, String::new())
+            .with_block("B", "    b;\n")
+            .with_block("C", "fn g() {}\n");
+        assert_eq!(
+            with_block(&with_block(file, "B", "    b;\n"), "C", "fn g() {}\n"),
+            "fn f() {\n    // B BEGIN\n    b;\n    // B END\n}\n// C BEGIN\nfn g() {}\n// C END\n"
+        );
+        assert_ne!(
+            text.key(),
+            ShaderText::new(file, String::new())
+                .with_block("B", "    b;\n")
+                .key()
+        );
         for broken in [
             "a;\n",
             "a;\n// B END\n// B BEGIN\n",
