@@ -718,9 +718,9 @@ pub(crate) enum CoopStage {
 /// - Wrapped (bench-results/h200-2026-12-01-session16): d = 128 267.5-267.7 / 240.0-240.2
 ///   against 257.4-260.6 / 230.6-236.0 inline (call 2; 255 registers against 247), and with an
 ///   unused function more in the text 267.4-268.2 / 237.7-242.1 against 259.2-260.8 /
-///   232.0-232.6 (call 1). Session 15's calls 6 and 7 ran this form, or a constant branch, at every
-///   head dim: they compiled with K-rows-first's register counts at d = 64-256 and lost at
-///   d = 32 (147.7 / 123.6-123.9 against 187.4 / 167.7-169.8), d = 160 causal and d = 256.
+///   232.0-232.6 (call 1). Session 15's calls 6 and 7 ran a similar form (the wrapper in the
+///   header, with an unused function left in) or a constant branch at every head dim: they
+///   compiled with K-rows-first's register counts at d = 64-256 and lost at d = 32 (147.7 / 123.6-123.9 against 187.4 / 167.7-169.8), d = 160 causal and d = 256.
 ///
 /// Through workgroup memory (no element access) only the inline form was measured.
 pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {
@@ -738,12 +738,12 @@ pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {
 /// each, call 4 two rounds beside the inline form):
 /// - on at d = 64, 160 and 192 (with K rows first at 192), call 4: d = 64 240.0 / 210.0-210.3
 ///   against 227.3 / 208.4-209.7, d = 192 256.6-259.6 / 212.0-214.5 against 241.8-242.7 /
-///   214.2-215.5, d = 160 237.0-240.6 / 215.9-216.1 against 235.4-235.6 / 216.8-217.0 (1-2%
+///   214.2-215.5, d = 160 237.0-240.6 / 215.9-216.1 against 235.4-235.6 / 216.8-217.0 (0.6-2.2%
 ///   faster non-causal, level causal);
 /// - off elsewhere: d = 96 226.9 / 226.9 against 255.1 / 226.5 (call 3), d = 32 level (187.1 /
 ///   168.3 against 187.2 / 168.6), d = 256 level (144.2 / 123.4 against 144.4 / 121.8), and at
-///   d = 128 level with the wrapped staging (call 2: 266.2 / 237.6 and 263.5 / 241.5 against
-///   266.4 / 236.4 and 265.3 / 235.7).
+///   d = 128 no clear gain with the wrapped staging (call 2: 266.2 / 237.6 and 263.5 / 241.5
+///   against 266.4 / 236.4 and 265.3 / 235.7, -0.7% to +2.5% by round and mask).
 pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
     elements && matches!(head_dim, 64 | 160 | 192)
 }

@@ -239,9 +239,9 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
     let mut n = 0;
     for subgroup in [16, 32, 64, 128] {
         caps.subgroup_sizes = Some((subgroup, subgroup));
-        // 64, 96, 128 and 192: where the plan replaces blocks of the file (plan::coop_stage,
-        // plan::coop_load_in_function).
-        for d in [16, 48, 64, 96, 128, 192, 256] {
+        // 64, 96, 128, 160 and 192: where the plan replaces blocks of the file
+        // (plan::coop_stage, plan::coop_load_in_function).
+        for d in [16, 48, 64, 96, 128, 160, 192, 256] {
             for all in [false, true] {
                 let mut p = Attention::new(1, 1, 1, 4, 4, d)
                     .dtype(DType::F16)

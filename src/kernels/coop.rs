@@ -61,8 +61,8 @@ fn load_tile(k_staged: ptr<function, array<vec4<f16>, LOADS>>, v_staged: ptr<fun
     for (var u = 0u; u < LOADS; u++) {
         let i = lid + u * WG;
         if (LOADS * WG == BN * D4 || i < BN * D4) {
-            // Keys past the end load the last key's row (n0 < kv_end <= seq_kv here),
-            // masked in the scores; tiles starting at or past kv_end are never staged.
+            // Keys past the end load the last key's row (masked in the scores; the loop
+            // calls this only in a pass over a tile inside the key range, so seq_kv > 0).
             let key = min(ahead + i / D4, seq_kv - 1u);
             (*k_staged)[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
             (*v_staged)[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
@@ -346,6 +346,50 @@ fn probe_verdict(words: &[u32]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    /// The code lines (comments and the markers dropped) between `// {name} BEGIN` and
+    /// `// {name} END` of the built-in shader, without their first `indent` columns.
+    fn block_code(name: &str, indent: usize) -> Vec<String> {
+        let source = super::SOURCE;
+        let begin = source.find(&format!("// {name} BEGIN\n")).unwrap();
+        let end = source.find(&format!("// {name} END\n")).unwrap();
+        code_lines(&source[begin..end], indent).collect()
+    }
+
+    fn code_lines(text: &str, indent: usize) -> impl Iterator<Item = String> + '_ {
+        text.lines()
+            .filter(|l| !l.trim_start().starts_with("//") && !l.trim().is_empty())
+            .map(move |l| l.get(indent..).unwrap_or("").to_string())
+    }
+
+    /// The texts the plan puts in place of the file's blocks must compute what the file's own
+    /// blocks do (only their form differs): an edit to the file's loads or stores must be made
+    /// to them too.
+    #[test]
+    fn the_replacement_texts_compute_what_the_file_does() {
+        // LOAD_FN's body (after its two signature lines, before its closing brace) is the
+        // file's LOAD block, dedented from the key loop, through pointers.
+        let body: Vec<String> = code_lines(super::LOAD_FN, 0)
+            .skip(2)
+            .collect::<Vec<_>>()
+            .split_last()
+            .unwrap()
+            .1
+            .iter()
+            .map(|l| {
+                l.replace("(*k_staged)", "k_staged")
+                    .replace("(*v_staged)", "v_staged")
+            })
+            .collect();
+        assert_eq!(body, block_code("LOAD", 8));
+        assert!(super::LOAD_CALL.contains("load_tile(&k_staged, &v_staged,"));
+        // STAGE_WRAPPED's stage_by_vec4 is the file's stage() under another name.
+        let wrapped: Vec<String> = code_lines(super::STAGE_WRAPPED, 0)
+            .skip_while(|l| !l.starts_with("fn stage_by_vec4("))
+            .map(|l| l.replace("fn stage_by_vec4(", "fn stage("))
+            .collect();
+        assert_eq!(wrapped, block_code("STAGE", 0));
+    }
+
     #[test]
     fn the_probe_compiles_with_element_access() {
         let source = super::super::unroll(super::SOURCE, &[("EL", super::FRAGMENT_ELEMENTS)]);

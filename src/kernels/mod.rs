@@ -252,9 +252,9 @@ fn shader_file(file: &'static str) -> &'static str {
 
 /// `source` with the lines between `// {name} BEGIN` and `// {name} END` replaced by `text` (the
 /// markers stay): the HEADER block of every shader file, and other blocks where a plan asks for
-/// them. Each marker must stand once, on a line of its own (indented or not), BEGIN first; a text that breaks that
-/// (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running it unchanged would build another
-/// kernel than the plan asks for.
+/// them. Each marker must stand once, on a line of its own (indented with spaces or not), BEGIN
+/// first; a text that breaks that (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running
+/// it unchanged would build another kernel than the plan asks for.
 fn with_block(source: &str, name: &str, text: &str) -> String {
     let begin = format!("// {name} BEGIN\n");
     let end = format!("// {name} END\n");
