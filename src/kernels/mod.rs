@@ -153,6 +153,10 @@ impl ShaderText {
     /// The same with the file's block `name` (its lines between `// {name} BEGIN` and
     /// `// {name} END`) replaced by `text`, before any loop is unrolled.
     pub(crate) fn with_block(mut self, name: &'static str, text: &'static str) -> Self {
+        assert!(
+            self.blocks.iter().all(|&(n, _)| n != name),
+            "block {name} replaced twice"
+        );
         self.blocks.push((name, text));
         self
     }
