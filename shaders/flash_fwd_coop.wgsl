@@ -187,9 +187,10 @@ fn store4(at: u32, x: vec4<f16>) {
     kv_tile[at / 4u] = x;
 }
 
-// Where the plan asks for it, the block between the STAGE markers is replaced by another text
-// with the same stores: which form the driver's compiler runs fastest depends on the head dim
-// (src/plan.rs, coop_stage; the texts in src/kernels/coop.rs).
+// Where the plan asks for it, the block between the STAGE markers is replaced by another form
+// of the same stores (this stage() behind a wrapper, or a text of its own): which form the
+// driver's compiler runs fastest depends on the head dim (src/plan.rs, coop_stage;
+// src/kernels/coop.rs).
 // STAGE BEGIN
 // A tile's K and V from registers into kv_tile from `off` (in halves; K rows there, V rows
 // BN rows on), K and V of each loaded vec4 together.
@@ -342,8 +343,8 @@ fn elem_scores(x: ptr<function, array<f32, EL * N16>>, lane: u32, n0: u32, row_f
 }
 
 // Where the plan asks for it, the loads of the tile ahead go through a function of their own:
-// its definition replaces this block, a call to it the key loop's LOAD block (src/plan.rs,
-// coop_load_in_function; the texts in src/kernels/coop.rs).
+// load_tile, made of the key loop's LOAD block, replaces this block, and a call to it that
+// LOAD block (src/plan.rs, coop_load_in_function; src/kernels/coop.rs).
 // LOAD_FN BEGIN
 // LOAD_FN END
 
@@ -512,12 +513,15 @@ fn forward(
         // which the per-load tests of fetch() would exceed.
         let ahead = n0 + KV_BUFS * BN;
         if (LOAD_ALWAYS || ahead < kv_end) {
+            // The block below also becomes the body of load_tile (see LOAD_FN), so it uses no
+            // other variables than that function's parameters.
             // LOAD BEGIN
             for (var u = 0u; u < LOADS; u++) {
                 let i = lid + u * WG;
                 if (LOADS * WG == BN * D4 || i < BN * D4) {
-                    // Keys past the end load the last key's row (n0 < kv_end <= seq_kv here),
-                    // masked in the scores; tiles starting at or past kv_end are never staged.
+                    // Keys past the end load the last key's row (seq_kv > 0: this pass's tile
+                    // starts below kv_end <= seq_kv), masked in the scores; tiles starting at or
+                    // past kv_end are never staged.
                     let key = min(ahead + i / D4, seq_kv - 1u);
                     k_staged[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
                     v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];

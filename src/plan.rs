@@ -702,7 +702,7 @@ pub(crate) enum CoopStage {
     Inline,
     /// `coop::STAGE_K_FIRST`: all K rows, then all V rows, through a function of their own.
     KFirst,
-    /// `coop::STAGE_WRAPPED`: the shader's own stores behind a wrapper function.
+    /// `coop::stage_wrapped`: the shader's own stage(), renamed, behind a wrapper function.
     Wrapped,
 }
 
@@ -732,7 +732,7 @@ pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {
 }
 
 /// Whether the tensor-core key loop loads the tile ahead through a function of its own
-/// (`coop::LOAD_FN`) rather than inline; like [`coop_stage`], a form the driver's compiler
+/// (`coop::load_function`) rather than inline; like [`coop_stage`], a form the driver's compiler
 /// allocates registers around otherwise. With scores in registers, TFLOP/s non-causal / causal at
 /// N = 8k, f16 on the H200 (bench-results/h200-2026-12-01-session16, call 3 screening one run
 /// each, call 4 two rounds beside the inline form):

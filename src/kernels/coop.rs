@@ -34,44 +34,35 @@ fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: 
 }
 ";
 
-/// The shader's STAGE block for [`CoopStage::Wrapped`]: the shader's own stores, behind a
-/// wrapper function. The text is the one measured (see [`crate::plan::coop_stage`]).
-const STAGE_WRAPPED: &str = "\
-// A tile's K and V from registers into kv_tile from `off`: stage_by_vec4's stores, behind this
-// wrapper (which the driver's compiler allocates registers around otherwise).
-fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) { stage_by_vec4(k, v, lid, off); }
-// K and V of each loaded vec4 together (K rows from `off`, V rows BN rows on, in halves).
-fn stage_by_vec4(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {
-    for (var u = 0u; u < LOADS; u++) {
-        let i = lid + u * WG;
-        if (i < BN * D4) {
-            store4(off + (i / D4) * RS + (i % D4) * 4u, k[u]);
-            store4(off + (BN + i / D4) * RS + (i % D4) * 4u, v[u]);
-        }
-    }
+/// The shader's STAGE block for [`CoopStage::Wrapped`]: the file's own stage(), renamed, behind
+/// a wrapper function (the form measured; see [`crate::plan::coop_stage`]).
+fn stage_wrapped(source: &str) -> String {
+    let own = super::block(source, "STAGE");
+    assert_eq!(
+        own.matches("fn stage(").count(),
+        1,
+        "the STAGE block defines stage()"
+    );
+    format!(
+        "fn stage(k: array<vec4<f16>, LOADS>, v: array<vec4<f16>, LOADS>, lid: u32, off: u32) {{ \
+         stage_by_vec4(k, v, lid, off); }}\n{}",
+        own.replace("fn stage(", "fn stage_by_vec4(")
+    )
 }
-";
 
 /// The shader's LOAD_FN block where [`crate::plan::coop_load_in_function`] holds: the key loop's
-/// loads of the tile ahead as a function (the text measured there).
-const LOAD_FN: &str = "\
-// The K and V tile at `ahead` into registers (see the key loop).
-fn load_tile(k_staged: ptr<function, array<vec4<f16>, LOADS>>, v_staged: ptr<function, array<vec4<f16>, LOADS>>,
-             k_base: u32, v_base: u32, batch: u32, ahead: u32, seq_kv: u32, lid: u32) {
-    for (var u = 0u; u < LOADS; u++) {
-        let i = lid + u * WG;
-        if (LOADS * WG == BN * D4 || i < BN * D4) {
-            // Keys past the end load the last key's row (masked in the scores; the loop
-            // calls this only in a pass over a tile inside the key range, so seq_kv > 0).
-            let key = min(ahead + i / D4, seq_kv - 1u);
-            (*k_staged)[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
-            (*v_staged)[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
-        }
-    }
+/// LOAD block as it stands in the file, as a function of the variables it uses (pointers to the
+/// registers it fills); made before the LOAD block itself is replaced by [`LOAD_CALL`].
+fn load_function(source: &str) -> String {
+    format!(
+        "fn load_tile(k_staged: ptr<function, array<vec4<f16>, LOADS>>, \
+         v_staged: ptr<function, array<vec4<f16>, LOADS>>, k_base: u32, v_base: u32, batch: u32, \
+         ahead: u32, seq_kv: u32, lid: u32) {{\n{}}}\n",
+        super::block(source, "LOAD")
+    )
 }
-";
 
-/// The key loop's LOAD block with [`LOAD_FN`].
+/// The key loop's LOAD block with [`load_function`].
 const LOAD_CALL: &str =
     "            load_tile(&k_staged, &v_staged, k_base, v_base, batch, ahead, seq_kv, lid);\n";
 
@@ -115,15 +106,19 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         row_blocks
     };
     let mut text = super::ShaderText::new(SOURCE, header);
+    let form = |label, make| super::BlockText { label, make };
     match crate::plan::coop_stage(p.head_dim, plan.coop_elements) {
         CoopStage::Inline => {}
-        CoopStage::KFirst => text = text.with_block("STAGE", STAGE_K_FIRST),
-        CoopStage::Wrapped => text = text.with_block("STAGE", STAGE_WRAPPED),
+        CoopStage::KFirst => {
+            text = text.with_block("STAGE", form("k first", |_| STAGE_K_FIRST.into()));
+        }
+        CoopStage::Wrapped => text = text.with_block("STAGE", form("wrapped", stage_wrapped)),
     }
     if crate::plan::coop_load_in_function(p.head_dim, plan.coop_elements) {
+        // The function is made from the LOAD block before the call replaces it.
         text = text
-            .with_block("LOAD_FN", LOAD_FN)
-            .with_block("LOAD", LOAD_CALL);
+            .with_block("LOAD_FN", form("load_tile", load_function))
+            .with_block("LOAD", form("call", |_| LOAD_CALL.into()));
     }
     let text = if plan.coop_elements {
         text.through_spirv(t.threads())
@@ -346,50 +341,6 @@ fn probe_verdict(words: &[u32]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    /// The code lines (comments and the markers dropped) between `// {name} BEGIN` and
-    /// `// {name} END` of the built-in shader, without their first `indent` columns.
-    fn block_code(name: &str, indent: usize) -> Vec<String> {
-        let source = super::SOURCE;
-        let begin = source.find(&format!("// {name} BEGIN\n")).unwrap();
-        let end = source.find(&format!("// {name} END\n")).unwrap();
-        code_lines(&source[begin..end], indent).collect()
-    }
-
-    fn code_lines(text: &str, indent: usize) -> impl Iterator<Item = String> + '_ {
-        text.lines()
-            .filter(|l| !l.trim_start().starts_with("//") && !l.trim().is_empty())
-            .map(move |l| l.get(indent..).unwrap_or("").to_string())
-    }
-
-    /// The texts the plan puts in place of the file's blocks must compute what the file's own
-    /// blocks do (only their form differs): an edit to the file's loads or stores must be made
-    /// to them too.
-    #[test]
-    fn the_replacement_texts_compute_what_the_file_does() {
-        // LOAD_FN's body (after its two signature lines, before its closing brace) is the
-        // file's LOAD block, dedented from the key loop, through pointers.
-        let body: Vec<String> = code_lines(super::LOAD_FN, 0)
-            .skip(2)
-            .collect::<Vec<_>>()
-            .split_last()
-            .unwrap()
-            .1
-            .iter()
-            .map(|l| {
-                l.replace("(*k_staged)", "k_staged")
-                    .replace("(*v_staged)", "v_staged")
-            })
-            .collect();
-        assert_eq!(body, block_code("LOAD", 8));
-        assert!(super::LOAD_CALL.contains("load_tile(&k_staged, &v_staged,"));
-        // STAGE_WRAPPED's stage_by_vec4 is the file's stage() under another name.
-        let wrapped: Vec<String> = code_lines(super::STAGE_WRAPPED, 0)
-            .skip_while(|l| !l.starts_with("fn stage_by_vec4("))
-            .map(|l| l.replace("fn stage_by_vec4(", "fn stage("))
-            .collect();
-        assert_eq!(wrapped, block_code("STAGE", 0));
-    }
-
     #[test]
     fn the_probe_compiles_with_element_access() {
         let source = super::super::unroll(super::SOURCE, &[("EL", super::FRAGMENT_ELEMENTS)]);

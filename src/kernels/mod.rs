@@ -123,9 +123,9 @@ pub(crate) fn bind_group<'a>(
 pub(crate) struct ShaderText {
     file: &'static str,
     header: String,
-    /// Blocks of the file (each between `// NAME BEGIN` and `// NAME END`) and the texts they
-    /// are replaced by.
-    blocks: Vec<(&'static str, &'static str)>,
+    /// Blocks of the file (each between `// NAME BEGIN` and `// NAME END`), in the order they are
+    /// replaced, each with what replaces it.
+    blocks: Vec<(&'static str, BlockText)>,
     unroll: Vec<(&'static str, u32)>,
     /// Compiled to SPIR-V here and passed through, for element access to cooperative matrices
     /// ([`spirv_elements`]): the workgroup's invocations, which the passthrough entry point names.
@@ -151,8 +151,9 @@ impl ShaderText {
     }
 
     /// The same with the file's block `name` (its lines between `// {name} BEGIN` and
-    /// `// {name} END`) replaced by `text`, before any loop is unrolled.
-    pub(crate) fn with_block(mut self, name: &'static str, text: &'static str) -> Self {
+    /// `// {name} END`) replaced by `text`, after the blocks replaced before it and before any
+    /// loop is unrolled.
+    pub(crate) fn with_block(mut self, name: &'static str, text: BlockText) -> Self {
         assert!(
             self.blocks.iter().all(|&(n, _)| n != name),
             "block {name} replaced twice"
@@ -168,14 +169,15 @@ impl ShaderText {
     }
 
     /// What determines the text: the file (by address and length: each is a `'static` include),
-    /// the header, the replaced blocks (with their texts), the unrolled bounds and whether it goes
-    /// through SPIR-V.
+    /// the header, the replaced blocks (by name and label), the unrolled bounds and whether it
+    /// goes through SPIR-V.
     pub(crate) fn key(&self) -> String {
+        let blocks: Vec<_> = self.blocks.iter().map(|(n, b)| (n, b.label)).collect();
         format!(
             "{:p}+{}\n{:?}\n{:?}{}\n{}",
             self.file.as_ptr(),
             self.file.len(),
-            self.blocks,
+            blocks,
             self.unroll,
             if self.spirv.is_some() { " spirv" } else { "" },
             self.header
@@ -185,8 +187,8 @@ impl ShaderText {
     /// The WGSL.
     pub(crate) fn render(&self) -> String {
         let mut text = with_header(shader_file(self.file), &self.header);
-        for &(name, block) in &self.blocks {
-            text = with_block(&text, name, block);
+        for (name, block) in &self.blocks {
+            text = with_block(&text, name, &(block.make)(&text));
         }
         if self.unroll.is_empty() {
             text
@@ -194,6 +196,15 @@ impl ShaderText {
             unroll(&text, &self.unroll)
         }
     }
+}
+
+/// What replaces a block of a shader file: a text made from the shader as it stands when the
+/// block is replaced (a fixed text ignores it), so that a form made from the file's own code
+/// follows the file, a developer's copy too.
+pub(crate) struct BlockText {
+    /// Names the text in [`ShaderText::key`]: one label, one text, for a given file.
+    pub(crate) label: &'static str,
+    pub(crate) make: fn(&str) -> String,
 }
 
 /// The crate's shader files by name (their names under `shaders/`), for [`SHADER_DIR_VAR`].
@@ -260,6 +271,19 @@ fn shader_file(file: &'static str) -> &'static str {
 /// first; a text that breaks that (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running
 /// it unchanged would build another kernel than the plan asks for.
 fn with_block(source: &str, name: &str, text: &str) -> String {
+    let at = block_lines(source, name);
+    format!("{}{text}{}", &source[..at.start], &source[at.end..])
+}
+
+/// The lines of `source` between `// {name} BEGIN` and `// {name} END` (as [`with_block`]
+/// finds them).
+pub(crate) fn block<'a>(source: &'a str, name: &str) -> &'a str {
+    &source[block_lines(source, name)]
+}
+
+/// Where the block `name` of `source` lies: from the line after its BEGIN marker to the start
+/// of its END marker's line. Panics as [`with_block`] says.
+fn block_lines(source: &str, name: &str) -> std::ops::Range<usize> {
     let begin = format!("// {name} BEGIN\n");
     let end = format!("// {name} END\n");
     // Where `line` stands as a whole line of `source`, after nothing but indentation.
@@ -285,11 +309,7 @@ fn with_block(source: &str, name: &str, text: &str) -> String {
     );
     // The END line from its indentation on.
     let end_line = source[..e[0]].rfind('\n').map_or(0, |n| n + 1);
-    format!(
-        "{}{text}{}",
-        &source[..b[0] + begin.len()],
-        &source[end_line..]
-    )
+    b[0] + begin.len()..end_line
 }
 
 /// Replaces the HEADER block of a shader file with `header`. The file's own block holds
@@ -425,13 +445,31 @@ mod tests {
             text("const N: u32 = 2u;\n"),
             ShaderText::new(other, "const N: u32 = 2u;\n".into()).unrolled(&[("N", 2)]),
             text("const N: u32 = 2u;\n")
-                .with_block("B", "fn g() {}\n")
+                .with_block("B", G)
                 .unrolled(&[("N", 2)]),
         ] {
             assert_ne!(changed.key(), base.key());
             assert_ne!(changed.render(), base.render());
         }
     }
+
+    /// Test blocks: fixed texts, and one made from the text it goes into.
+    const G: BlockText = BlockText {
+        label: "g",
+        make: |_| "fn g() {}\n".into(),
+    };
+    const LOOP: BlockText = BlockText {
+        label: "loop",
+        make: |_| "for (var i = 0u; i < N; i++) { i; }\n".into(),
+    };
+    const B_AS_FUNCTION: BlockText = BlockText {
+        label: "b as function",
+        make: |source| format!("fn h() {{\n{}}}\n", block(source, "B")),
+    };
+    const CALL: BlockText = BlockText {
+        label: "call",
+        make: |_| "    h();\n".into(),
+    };
 
     #[test]
     fn a_block_is_replaced_between_its_markers_before_unrolling() {
@@ -440,26 +478,28 @@ mod tests {
             with_block(file, "B", "fn g() {}\n"),
             "a;\n// B BEGIN\nfn g() {}\n// B END\nb;\n"
         );
+        assert_eq!(block(file, "B"), "fn f() {}\n");
         let text = ShaderText::new(
             "// HEADER BEGIN\n// HEADER END\n// B BEGIN\n// B END\n",
             String::new(),
         )
-        .with_block("B", "for (var i = 0u; i < N; i++) { i; }\n")
+        .with_block("B", LOOP)
         .unrolled(&[("N", 2)]);
         assert!(text.render().contains("{ let i = 1u; i; }"));
-        // Indented markers, and two blocks of one file.
-        let file = "fn f() {\n    // B BEGIN\n    a;\n    // B END\n}\n// C BEGIN\n// C END\n";
+        // Indented markers, and two blocks of one file in order: C is made from B as the file
+        // has it, then B is replaced.
+        let file = "// HEADER BEGIN\n// HEADER END\nfn f() {\n    // B BEGIN\n    a;\n    // B END\n}\n// C BEGIN\n// C END\n";
         let text = ShaderText::new(file, String::new())
-            .with_block("B", "    b;\n")
-            .with_block("C", "fn g() {}\n");
+            .with_block("C", B_AS_FUNCTION)
+            .with_block("B", CALL);
         assert_eq!(
-            with_block(&with_block(file, "B", "    b;\n"), "C", "fn g() {}\n"),
-            "fn f() {\n    // B BEGIN\n    b;\n    // B END\n}\n// C BEGIN\nfn g() {}\n// C END\n"
+            text.render(),
+            "// HEADER BEGIN\n// HEADER END\nfn f() {\n    // B BEGIN\n    h();\n    // B END\n}\n// C BEGIN\nfn h() {\n    a;\n}\n// C END\n"
         );
         assert_ne!(
             text.key(),
             ShaderText::new(file, String::new())
-                .with_block("B", "    b;\n")
+                .with_block("C", B_AS_FUNCTION)
                 .key()
         );
         for broken in [
