@@ -73,7 +73,7 @@ struct Params {
     seq_q: u32,
     seq_kv: u32,
     group: u32,          // heads_q / heads_kv
-    _pad0: u32,
+    banded_groups: u32,  // read by the tensor-core kernel only (flash_fwd_coop.wgsl)
     scale_log2: f32,     // |softmax_scale| * log2(e); log2(e) when SCALED
     lse_offset: u32,     // in f32 elements
     heads_q: u32,

@@ -117,7 +117,7 @@ struct Params {
     seq_q: u32,
     seq_kv: u32,
     group: u32,          // heads_q / heads_kv
-    _pad0: u32,
+    banded_groups: u32,  // BANDED: groups of (batch, head) pairs (see the top of forward)
     scale_log2: f32,     // |softmax_scale| * log2(e); log2(e) when SCALED
     lse_offset: u32,     // in f32 elements
     heads_q: u32,
@@ -356,11 +356,36 @@ fn forward(
     @builtin(subgroup_id) sg: u32,
     @builtin(subgroup_invocation_id) lane: u32,
 ) {
-    // Banded blocks differ in length (causal: the last query block sees the most keys); they run
-    // longest first, so that the last wave of the dispatch is made of short ones.
-    let m0 = select(wid.x, nwg.x - 1u - wid.x, BANDED) * BM;
-    let head_q = wid.y;
-    let batch = wid.z;
+    // Banded blocks differ in length: with the band's right side bounded (causal) the last query
+    // block sees the most keys, with only its left side bounded the first. The (batch, head)
+    // pairs run in params.banded_groups groups of nearly equal size (the first pairs % groups
+    // one pair larger), one group after the other; in each, all blocks longest first, the
+    // group's pairs side by side. So the last wave of each group is made of its shortest blocks,
+    // and the workgroups running at once read the K/V of few heads.
+    var block = wid.x;
+    var head_q = wid.y;
+    var batch = wid.z;
+    if (BANDED) {
+        let pairs = nwg.y * nwg.z;
+        let order = wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+        let small = pairs / params.banded_groups;       // pairs in a smaller group
+        let larger = pairs % params.banded_groups;      // groups with one pair more
+        let in_larger = larger * (small + 1u) * nwg.x;  // their workgroups, dispatched first
+        var size = small + 1u;
+        var first = order / (size * nwg.x) * size;      // the group's first pair
+        var within = order % (size * nwg.x);
+        if (order >= in_larger) {
+            size = small;
+            first = larger * (small + 1u) + (order - in_larger) / (size * nwg.x) * size;
+            within = (order - in_larger) % (size * nwg.x);
+        }
+        let rank = within / size;  // 0: the group's longest blocks
+        block = select(rank, nwg.x - 1u - rank, params.win_right >= 0);
+        let pair = first + within % size;
+        head_q = pair % nwg.y;
+        batch = pair / nwg.y;
+    }
+    let m0 = block * BM;
     let head_kv = head_q / params.group;
     // This workgroup's sequence: its lengths, and where its tokens start in the packed tensors.
     var seq_q = params.seq_q;

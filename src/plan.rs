@@ -48,7 +48,7 @@ pub struct DeviceCaps {
     /// subgroup's own stages with subgroup barriers: [`Plan::subgroup_sync`]).
     pub subgroup_barrier: bool,
     /// Compute units (SMs, CUs), estimated from the adapter name; 0 when unknown. Sizes the
-    /// KV-cache plan's split count.
+    /// KV-cache plan's split count and the tensor-core tier's [`Plan::banded_groups`].
     pub compute_units: u32,
     /// The tensor-core tier may keep scores in registers ([`Plan::coop_elements`]): the device
     /// passes SPIR-V through and a probe kernel found every fragment element where that kernel
@@ -290,6 +290,10 @@ pub struct Plan {
     /// instead of two) where scores are in registers, head_dim <= 128 and two fit the device;
     /// else 1, as for the other kernels.
     pub coop_kv_tiles: u32,
+    /// Groups the tensor-core kernel runs a banded (causal or windowed) problem's (batch, head)
+    /// pairs in, one group after the other, each group's query blocks longest first
+    /// ([`banded_groups`]); 1 elsewhere (unused).
+    pub banded_groups: u32,
 }
 
 impl Plan {
@@ -396,7 +400,41 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             && crate::tuning::DeviceFamily::of(caps) == crate::tuning::DeviceFamily::Nvidia,
         coop_elements,
         coop_kv_tiles,
+        banded_groups: if kernel == Kernel::ForwardCoopMatrix && problem.banded() {
+            banded_groups(grid, caps.compute_units)
+        } else {
+            1
+        },
     })
+}
+
+/// Workgroups of the tensor-core kernel a group of (batch, head) pairs holds on average, per
+/// compute unit (smaller groups hold fewer by up to one pair's blocks): two waves of one
+/// workgroup per SM, so that a group's last wave, made of its shortest blocks, is short.
+const BANDED_GROUP_WORKGROUPS_PER_UNIT: u64 = 2;
+/// The same in all, where the device's compute units are unknown: two waves of an H200.
+const BANDED_GROUP_WORKGROUPS_UNKNOWN: u64 = 264;
+
+/// How many groups the tensor-core kernel splits a banded problem's (batch, head) pairs into
+/// (`grid`: query blocks, heads, batch). Banded query blocks differ in length (causal: the last
+/// one sees the most keys; a window bounded on the left only: the first), and GPUs start
+/// workgroups in about dispatch order, so the kernel runs each group's blocks longest first,
+/// its pairs side by side: the last wave is made of the shortest blocks. Groups rather than all pairs at once, so that the workgroups running
+/// together read the K/V of few heads, which the cache then serves.
+///
+/// Measured on the H200 (f16, causal, N = 8k, 2 x 2048 / head_dim heads; bench-results/
+/// h200-2026-12-01-session17, call 4), against each head's blocks longest first: 3.4-4.3%
+/// faster at d = 128 (2.0-3.9% at N = 2k and 4k; level at N = 16k), 3.2% at d = 160, 6-7% at
+/// d = 192, 9% at d = 256, 1.5-2.9% at d = 64, level at d = 32 and 96. All pairs as one group
+/// (call 2) was as fast from d = 128 but 3-4% slower at d = 64 and 5% at N = 2k: the heads of
+/// the workgroups running at once then share no K/V.
+pub fn banded_groups(grid: [u32; 3], compute_units: u32) -> u32 {
+    let pairs = grid[1] as u64 * grid[2] as u64;
+    let per_group = match compute_units {
+        0 => BANDED_GROUP_WORKGROUPS_UNKNOWN,
+        n => BANDED_GROUP_WORKGROUPS_PER_UNIT * n as u64,
+    };
+    (pairs * grid[0] as u64 / per_group).clamp(1, pairs.max(1)) as u32
 }
 
 /// The kernel and tiles to run, and whether Q is streamed. A forced kernel must work on the device

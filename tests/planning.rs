@@ -348,6 +348,41 @@ fn tensor_core_tiles_on_the_h200_by_head_dim() {
 }
 
 #[test]
+fn banded_problems_on_the_tensor_cores_run_in_groups_of_heads() {
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.compute_units = 132;
+    // 64 query blocks x 32 (batch, head) pairs = 2048 workgroups, about 264 to a group.
+    let causal = Attention::new(2, 16, 16, 8192, 8192, 128)
+        .dtype(DType::F16)
+        .causal(true);
+    let p = plan(&causal, &caps).unwrap();
+    assert_eq!((p.kernel, p.grid), (Kernel::ForwardCoopMatrix, [64, 16, 2]));
+    assert_eq!(p.banded_groups, 7);
+    let window = causal.clone().causal(false).window_size(256, 0);
+    assert_eq!(plan(&window, &caps).unwrap().banded_groups, 7);
+    // Not banded, or not the tensor-core tier: one group (the value is not read).
+    assert_eq!(
+        plan(&causal.clone().causal(false), &caps)
+            .unwrap()
+            .banded_groups,
+        1
+    );
+    let subgroup = plan_with(&causal, &caps, forced(Kernel::ForwardSubgroup, None)).unwrap();
+    assert_eq!(subgroup.banded_groups, 1);
+
+    use wgpu_flash_attn::plan::banded_groups;
+    // Never more groups than pairs, never fewer than one.
+    assert_eq!(banded_groups([1, 1000, 1], 132), 3);
+    assert_eq!(banded_groups([1000, 1, 1], 132), 1);
+    assert_eq!(banded_groups([2, 3, 1], 132), 1);
+    assert_eq!(banded_groups([4096, 64, 4], 132), 256);
+    // Unknown compute units: groups of two H200 waves; a smaller GPU makes more groups.
+    assert_eq!(banded_groups([64, 16, 2], 0), 7);
+    assert_eq!(banded_groups([64, 16, 2], 16), 32);
+}
+
+#[test]
 fn software_rasterizers_get_rows_of_eight_lanes() {
     let caps = lavapipe();
     assert_eq!(DeviceFamily::of(&caps), DeviceFamily::Software);

@@ -79,6 +79,36 @@ fn awkward_shapes_on_every_tier() {
     }
 }
 
+/// Banded problems on the tensor-core tier run their (batch, head) pairs in groups
+/// (`Plan::banded_groups`), each group's query blocks longest first: enough workgroups for more
+/// than one group, and a prime number of pairs, so that the groups differ in size.
+#[test]
+fn banded_groups_of_heads_on_the_tensor_cores() {
+    let options = forced(Kernel::ForwardCoopMatrix);
+    // 307 pairs of two or three query blocks: 614 workgroups or more.
+    let causal = Attention::new(1, 307, 307, 256, 256, 64)
+        .dtype(DType::F16)
+        .causal(true)
+        .with_lse(true);
+    match ctx().plan_with(&causal, options) {
+        Ok(plan) => {
+            let groups = plan.plan().banded_groups;
+            assert!(groups > 1, "{groups} group(s) of {:?}", plan.plan().grid);
+            // Causal blocks grow with their index; windows bounded on the left only shrink.
+            for (n, p) in [
+                causal.clone(),
+                causal.clone().causal(false).window_size(100, -1),
+            ]
+            .iter()
+            .enumerate()
+            {
+                check(p, options, 4100 + n as u64, 1.0);
+            }
+        }
+        Err(e) => eprintln!("SKIPPED: {e}"),
+    }
+}
+
 /// Each option alone and a variable-length batch, on every tier.
 #[test]
 fn options_on_every_tier() {
