@@ -424,10 +424,11 @@ const BANDED_GROUP_WORKGROUPS_UNKNOWN: u64 = 264;
 ///
 /// Measured on the H200 (f16, causal, N = 8k, 2 x 2048 / head_dim heads; bench-results/
 /// h200-2026-12-01-session17, call 4), against each head's blocks longest first: 3.4-4.3%
-/// faster at d = 128 (2.0-3.9% at N = 2k and 4k; level at N = 16k), 3.2% at d = 160, 6-7% at
-/// d = 192, 9% at d = 256, 1.5-2.9% at d = 64, level at d = 32 and 96. All pairs as one group
-/// (call 2) was as fast from d = 128 but 3-4% slower at d = 64 and 5% at N = 2k: the heads of
-/// the workgroups running at once then share no K/V.
+/// faster at d = 128 (2.0-3.9% at N = 2k and 4k; 0.5-2.1% slower at N = 16k, 0.1-2.1% faster
+/// in call 3), 3.2% at d = 160, 6-7% at d = 192, 9% at d = 256, 1.5-2.9% at d = 64, level at
+/// d = 32 and 96. All pairs as one group (call 2) was as fast from d = 128 but 3-4% slower at
+/// d = 64 and 5% at N = 2k, most likely because the heads of the workgroups running at once
+/// then share little K/V in the cache.
 pub fn banded_groups(grid: [u32; 3], compute_units: u32) -> u32 {
     let pairs = grid[1] as u64 * grid[2] as u64;
     let per_group = match compute_units {
