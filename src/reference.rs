@@ -101,94 +101,127 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
     let at = |t: Tensor, b: u32, s: u32, h: u32| {
         p.strides_of(t).offset(b as u64, s as u64, h as u64) as usize
     };
-    let mut out = vec![0.0; p.len_of(Tensor::O) as usize];
-    let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
-    let mut scores = vec![f64::NEG_INFINITY; p.seq_kv as usize];
-    for b in 0..p.batch {
-        for h in 0..p.heads_q {
-            let hk = h / group;
-            let slope = match p.alibi {
-                None => 0.0,
-                Some(AlibiSlopes::PerHead) => alibi_slopes.map_or(0.0, |s| s[h as usize] as f64),
-                Some(AlibiSlopes::PerBatchHead) => {
-                    alibi_slopes.map_or(0.0, |s| s[(b * p.heads_q + h) as usize] as f64)
+    // Each element read (and rounded) once, not once per score it enters.
+    let [q, k, v] = [q, k, v].map(|x| x.iter().map(|&e| read(e)).collect::<Vec<f64>>());
+    let (heads, seq_q) = (p.heads_q as usize, p.seq_q as usize);
+    // Row (b, h, i): its O (head_dim values) and LSE; None when it sees no key and no sink.
+    let rows = par_map(p.batch as usize * heads * seq_q, |r| {
+        let (b, h, i) = (
+            (r / (heads * seq_q)) as u32,
+            (r / seq_q % heads) as u32,
+            (r % seq_q) as u32,
+        );
+        let hk = h / group;
+        let slope = match p.alibi {
+            None => 0.0,
+            Some(AlibiSlopes::PerHead) => alibi_slopes.map_or(0.0, |s| s[h as usize] as f64),
+            Some(AlibiSlopes::PerBatchHead) => {
+                alibi_slopes.map_or(0.0, |s| s[(b * p.heads_q + h) as usize] as f64)
+            }
+        };
+        let sink = if p.sinks {
+            sinks.map(|s| s[h as usize] as f64)
+        } else {
+            None
+        };
+        let qi = at(Tensor::Q, b, i, h);
+        let scores: Vec<f64> = (0..p.seq_kv)
+            .map(|j| {
+                if !visible(p, i, j) {
+                    return f64::NEG_INFINITY;
                 }
-            };
-            let sink = if p.sinks {
-                sinks.map(|s| s[h as usize] as f64)
-            } else {
-                None
-            };
-            for i in 0..p.seq_q {
-                let qi = at(Tensor::Q, b, i, h);
-                for j in 0..p.seq_kv {
-                    scores[j as usize] = if visible(p, i, j) {
-                        let kj = at(Tensor::K, b, j, hk);
-                        let mut s = scale
-                            * (0..d)
-                                .map(|c| read(q[qi + c]) * read(k[kj + c]))
-                                .sum::<f64>();
-                        if p.softcap > 0.0 {
-                            let cap = p.softcap as f64;
-                            s = cap * (s / cap).tanh();
+                let kj = at(Tensor::K, b, j, hk);
+                let mut s = scale * (0..d).map(|c| q[qi + c] * k[kj + c]).sum::<f64>();
+                if p.softcap > 0.0 {
+                    let cap = p.softcap as f64;
+                    s = cap * (s / cap).tanh();
+                }
+                let distance = (i as f64 + p.seq_kv as f64 - p.seq_q as f64 - j as f64).abs();
+                // The mask element of (b, h, i, j): planes broadcast over batch or heads.
+                let m = match (p.mask, mask) {
+                    (Some(spec), Some(values)) => {
+                        let plane = if spec.per_batch {
+                            b as usize * if spec.per_head { heads } else { 1 }
+                        } else {
+                            0
+                        } + if spec.per_head { h as usize } else { 0 };
+                        let e =
+                            values[(plane * seq_q + i as usize) * p.seq_kv as usize + j as usize];
+                        match spec.kind {
+                            MaskKind::Additive => e as f64,
+                            MaskKind::Boolean if e != 0.0 => 0.0,
+                            MaskKind::Boolean => f64::NEG_INFINITY,
                         }
-                        let distance =
-                            (i as f64 + p.seq_kv as f64 - p.seq_q as f64 - j as f64).abs();
-                        // The mask element of (b, h, i, j): planes broadcast over batch or heads.
-                        let m = match (p.mask, mask) {
-                            (Some(spec), Some(values)) => {
-                                let plane = if spec.per_batch {
-                                    b as usize * if spec.per_head { p.heads_q as usize } else { 1 }
-                                } else {
-                                    0
-                                } + if spec.per_head { h as usize } else { 0 };
-                                let e = values[(plane * p.seq_q as usize + i as usize)
-                                    * p.seq_kv as usize
-                                    + j as usize];
-                                match spec.kind {
-                                    MaskKind::Additive => e as f64,
-                                    MaskKind::Boolean if e != 0.0 => 0.0,
-                                    MaskKind::Boolean => f64::NEG_INFINITY,
-                                }
-                            }
-                            _ => 0.0,
-                        };
-                        s - slope * distance + m
-                    } else {
-                        f64::NEG_INFINITY
-                    };
-                }
-                let max = scores
-                    .iter()
-                    .cloned()
-                    .chain(sink)
-                    .fold(f64::NEG_INFINITY, f64::max);
-                if max == f64::NEG_INFINITY {
-                    continue; // no visible key and no sink: O stays 0, LSE -inf
-                }
-                let sum: f64 = scores
-                    .iter()
-                    .chain(sink.as_ref())
-                    .map(|s| (s - max).exp())
-                    .sum();
-                let o = ((b as usize * p.seq_q as usize + i as usize) * p.heads_q as usize
-                    + h as usize)
-                    * d;
-                for j in 0..p.seq_kv {
-                    let w = (scores[j as usize] - max).exp() / sum;
-                    if w == 0.0 {
-                        continue;
                     }
-                    let vj = at(Tensor::V, b, j, hk);
-                    for c in 0..d {
-                        out[o + c] += w * read(v[vj + c]);
-                    }
-                }
-                lse[((b * p.heads_q + h) * p.seq_q + i) as usize] = max + sum.ln();
+                    _ => 0.0,
+                };
+                s - slope * distance + m
+            })
+            .collect();
+        let max = scores
+            .iter()
+            .cloned()
+            .chain(sink)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if max == f64::NEG_INFINITY {
+            return None; // no visible key and no sink: O stays 0, LSE -inf
+        }
+        let sum: f64 = scores
+            .iter()
+            .chain(sink.as_ref())
+            .map(|s| (s - max).exp())
+            .sum();
+        let mut o = vec![0.0; d];
+        for (j, score) in scores.iter().enumerate() {
+            let w = (score - max).exp() / sum;
+            if w == 0.0 {
+                continue;
+            }
+            let vj = at(Tensor::V, b, j as u32, hk);
+            for c in 0..d {
+                o[c] += w * v[vj + c];
             }
         }
+        Some((o, max + sum.ln()))
+    });
+    let mut out = vec![0.0; p.len_of(Tensor::O) as usize];
+    let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
+    for (r, row) in rows.into_iter().enumerate() {
+        let Some((o, row_lse)) = row else { continue };
+        let (b, h, i) = (r / (heads * seq_q), r / seq_q % heads, r % seq_q);
+        out[((b * seq_q + i) * heads + h) * d..][..d].copy_from_slice(&o);
+        lse[(b * heads + h) * seq_q + i] = row_lse;
     }
     Reference { out, lse }
+}
+
+/// `f(0)`, `f(1)`, ... `f(n - 1)`, in that order, computed on the machine's threads (on one where
+/// there are none, as in a browser). The oracle's rows are independent of each other, so the
+/// result does not depend on how they are split.
+pub fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let chunk = n.div_ceil(threads.max(1)).max(1);
+        if threads > 1 && n > chunk {
+            let f = &f;
+            return std::thread::scope(|scope| {
+                let parts: Vec<_> = (0..n)
+                    .step_by(chunk)
+                    .map(|start| {
+                        scope.spawn(move || {
+                            (start..(start + chunk).min(n)).map(f).collect::<Vec<T>>()
+                        })
+                    })
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|part| part.join().expect("an oracle thread panicked"))
+                    .collect()
+            });
+        }
+    }
+    (0..n).map(f).collect()
 }
 
 /// A variable-length batch, sequence by sequence: each is a problem of its own over its slice of

@@ -285,73 +285,89 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
         }
         return out;
     }
-    let (q, k, v) = (&inputs.q, &inputs.k, &inputs.v);
     let r = |x: f32| round_to(p.dtype, x);
+    // Each element rounded once, not once per score it enters.
+    let [q, k, v] =
+        [&inputs.q, &inputs.k, &inputs.v].map(|x| x.iter().map(|&e| r(e)).collect::<Vec<f32>>());
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
     let at = |t: Tensor, b: u32, s: u32, h: u32| {
         p.strides_of(t).offset(b as u64, s as u64, h as u64) as usize
     };
-    let mut out = vec![0.0f32; p.len_of(Tensor::O) as usize];
-    for b in 0..p.batch {
-        for h in 0..p.heads_q {
-            let slope = match (p.alibi, &inputs.alibi) {
-                (Some(AlibiSlopes::PerHead), Some(a)) => a[h as usize],
-                (Some(AlibiSlopes::PerBatchHead), Some(a)) => a[(b * p.heads_q + h) as usize],
-                _ => 0.0,
-            };
-            let sink = inputs.sinks.as_ref().map(|s| s[h as usize]);
-            for i in 0..p.seq_q {
-                let qi = at(Tensor::Q, b, i, h);
-                let s: Vec<f32> = (0..p.seq_kv)
-                    .map(|j| {
-                        if !reference::visible(p, i, j) {
-                            return f32::NEG_INFINITY;
-                        }
-                        let kj = at(Tensor::K, b, j, h / group);
-                        let mut x =
-                            p.scale() * (0..d).map(|c| r(q[qi + c]) * r(k[kj + c])).sum::<f32>();
-                        if p.softcap > 0.0 {
-                            x = p.softcap * (x / p.softcap).tanh();
-                        }
-                        let m = match (p.mask, &inputs.mask) {
-                            (Some(spec), Some(values)) => {
-                                let planes_b = if spec.per_head { p.heads_q } else { 1 };
-                                let plane = if spec.per_batch { b * planes_b } else { 0 }
-                                    + if spec.per_head { h } else { 0 };
-                                let e = values[((plane * p.seq_q + i) * p.seq_kv + j) as usize];
-                                match spec.kind {
-                                    MaskKind::Additive => e,
-                                    MaskKind::Boolean if e != 0.0 => 0.0,
-                                    MaskKind::Boolean => f32::NEG_INFINITY,
-                                }
-                            }
-                            _ => 0.0,
-                        };
-                        x - slope * (i as f32 + p.seq_kv as f32 - p.seq_q as f32 - j as f32).abs()
-                            + m
-                    })
-                    .collect();
-                let max = s
-                    .iter()
-                    .cloned()
-                    .chain(sink)
-                    .fold(f32::NEG_INFINITY, f32::max);
-                if max == f32::NEG_INFINITY {
-                    continue;
+    let (heads, seq_q) = (p.heads_q as usize, p.seq_q as usize);
+    // Row (b, h, i)'s output, None when it sees no key and no sink.
+    let rows = reference::par_map(p.batch as usize * heads * seq_q, |row| {
+        let (b, h, i) = (
+            (row / (heads * seq_q)) as u32,
+            (row / seq_q % heads) as u32,
+            (row % seq_q) as u32,
+        );
+        let slope = match (p.alibi, &inputs.alibi) {
+            (Some(AlibiSlopes::PerHead), Some(a)) => a[h as usize],
+            (Some(AlibiSlopes::PerBatchHead), Some(a)) => a[(b * p.heads_q + h) as usize],
+            _ => 0.0,
+        };
+        let sink = inputs.sinks.as_ref().map(|s| s[h as usize]);
+        let qi = at(Tensor::Q, b, i, h);
+        let s: Vec<f32> = (0..p.seq_kv)
+            .map(|j| {
+                if !reference::visible(p, i, j) {
+                    return f32::NEG_INFINITY;
                 }
-                let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
-                let sum: f32 = e.iter().sum::<f32>() + sink.map_or(0.0, |s| (s - max).exp());
-                let o = ((b * p.seq_q + i) * p.heads_q + h) as usize * d;
-                for c in 0..d {
-                    let mut acc = 0.0f32;
-                    for j in 0..p.seq_kv {
-                        acc += r(e[j as usize] / sum) * r(v[at(Tensor::V, b, j, h / group) + c]);
+                let kj = at(Tensor::K, b, j, h / group);
+                let mut x = p.scale() * (0..d).map(|c| q[qi + c] * k[kj + c]).sum::<f32>();
+                if p.softcap > 0.0 {
+                    x = p.softcap * (x / p.softcap).tanh();
+                }
+                let m = match (p.mask, &inputs.mask) {
+                    (Some(spec), Some(values)) => {
+                        let planes_b = if spec.per_head { p.heads_q } else { 1 };
+                        let plane = if spec.per_batch { b * planes_b } else { 0 }
+                            + if spec.per_head { h } else { 0 };
+                        let e = values[((plane * p.seq_q + i) * p.seq_kv + j) as usize];
+                        match spec.kind {
+                            MaskKind::Additive => e,
+                            MaskKind::Boolean if e != 0.0 => 0.0,
+                            MaskKind::Boolean => f32::NEG_INFINITY,
+                        }
                     }
-                    out[o + c] = r(acc);
-                }
-            }
+                    _ => 0.0,
+                };
+                x - slope * (i as f32 + p.seq_kv as f32 - p.seq_q as f32 - j as f32).abs() + m
+            })
+            .collect();
+        let max = s
+            .iter()
+            .cloned()
+            .chain(sink)
+            .fold(f32::NEG_INFINITY, f32::max);
+        if max == f32::NEG_INFINITY {
+            return None;
         }
+        let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
+        let sum: f32 = e.iter().sum::<f32>() + sink.map_or(0.0, |s| (s - max).exp());
+        // The probabilities rounded to the storage type, as a kernel stores them.
+        let pr: Vec<f32> = e.iter().map(|x| r(x / sum)).collect();
+        let vrows: Vec<usize> = (0..p.seq_kv)
+            .map(|j| at(Tensor::V, b, j, h / group))
+            .collect();
+        Some(
+            (0..d)
+                .map(|c| {
+                    let mut acc = 0.0f32;
+                    for (pj, vj) in pr.iter().zip(&vrows) {
+                        acc += pj * v[vj + c];
+                    }
+                    r(acc)
+                })
+                .collect::<Vec<f32>>(),
+        )
+    });
+    let mut out = vec![0.0f32; p.len_of(Tensor::O) as usize];
+    for (row, o) in rows.into_iter().enumerate() {
+        let Some(o) = o else { continue };
+        let (b, h, i) = (row / (heads * seq_q), row / seq_q % heads, row % seq_q);
+        out[((b * seq_q + i) * heads + h) * d..][..d].copy_from_slice(&o);
     }
     out
 }
