@@ -290,9 +290,9 @@ pub struct Plan {
     /// instead of two) where scores are in registers, head_dim <= 128 and two fit the device;
     /// else 1, as for the other kernels.
     pub coop_kv_tiles: u32,
-    /// Groups the tensor-core kernel runs a banded (causal or windowed) problem's (batch, head)
-    /// pairs in, one group after the other, each group's query blocks longest first
-    /// ([`banded_groups`]); 1 elsewhere (unused).
+    /// Number of groups the tensor-core kernel runs a banded (causal or windowed) problem's
+    /// (batch, head) pairs in, one group after the other, each group's query blocks longest
+    /// first ([`banded_groups`]); 1 elsewhere (unused).
     pub banded_groups: u32,
 }
 
@@ -419,8 +419,9 @@ const BANDED_GROUP_WORKGROUPS_UNKNOWN: u64 = 264;
 /// (`grid`: query blocks, heads, batch). Banded query blocks differ in length (causal: the last
 /// one sees the most keys; a window bounded on the left only: the first), and GPUs start
 /// workgroups in about dispatch order, so the kernel runs each group's blocks longest first,
-/// its pairs side by side: the last wave is made of the shortest blocks. Groups rather than all pairs at once, so that the workgroups running
-/// together read the K/V of few heads, which the cache then serves.
+/// its pairs side by side: the last wave is made of the shortest blocks. Groups rather than all
+/// pairs at once, so that the workgroups running together read the K/V of few heads, which the
+/// cache then serves.
 ///
 /// Measured on the H200 (f16, causal, N = 8k, 2 x 2048 / head_dim heads; bench-results/
 /// h200-2026-12-01-session17, call 4), against each head's blocks longest first: 3.4-4.3%

@@ -34,7 +34,7 @@ pub fn attention(p: &Attention, q: &[f32], k: &[f32], v: &[f32]) -> Reference {
     attention_with(p, q, k, v, |x| x as f64)
 }
 
-/// [`attention`] with a rounding applied to each element as it is read (e.g. to f16).
+/// [`attention`] with a rounding applied to each input element (e.g. to f16) before any product.
 pub fn attention_with(
     p: &Attention,
     q: &[f32],
@@ -101,15 +101,16 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
     let at = |t: Tensor, b: u32, s: u32, h: u32| {
         p.strides_of(t).offset(b as u64, s as u64, h as u64) as usize
     };
-    // Each element read (and rounded) once, not once per score it enters.
+    // Each element read (and rounded) once, not once per score or output it enters.
     let [q, k, v] = [q, k, v].map(|x| x.iter().map(|&e| read(e)).collect::<Vec<f64>>());
     let (heads, seq_q) = (p.heads_q as usize, p.seq_q as usize);
-    // Row (b, h, i): its O (head_dim values) and LSE; None when it sees no key and no sink.
-    let rows = par_map(p.batch as usize * heads * seq_q, |r| {
-        let (b, h, i) = (
-            (r / (heads * seq_q)) as u32,
-            (r / seq_q % heads) as u32,
-            (r % seq_q) as u32,
+    // Rows in O's order (b, i, h): each one's O (head_dim values) and LSE; None when it sees no
+    // key and no sink.
+    let rows = par_map(p.batch as usize * seq_q * heads, |r| {
+        let (b, i, h) = (
+            (r / (seq_q * heads)) as u32,
+            (r / heads % seq_q) as u32,
+            (r % heads) as u32,
         );
         let hk = h / group;
         let slope = match p.alibi {
@@ -184,39 +185,58 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
         }
         Some((o, max + sum.ln()))
     });
-    let mut out = vec![0.0; p.len_of(Tensor::O) as usize];
     let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
-    for (r, row) in rows.into_iter().enumerate() {
-        let Some((o, row_lse)) = row else { continue };
-        let (b, h, i) = (r / (heads * seq_q), r / seq_q % heads, r % seq_q);
-        out[((b * seq_q + i) * heads + h) * d..][..d].copy_from_slice(&o);
-        lse[(b * heads + h) * seq_q + i] = row_lse;
+    for (r, row) in rows.iter().enumerate() {
+        if let Some((_, row_lse)) = row {
+            let (b, i, h) = (r / (seq_q * heads), r / heads % seq_q, r % heads);
+            lse[(b * heads + h) * seq_q + i] = *row_lse;
+        }
     }
+    let out = rows
+        .into_iter()
+        .flat_map(|row| row.map_or_else(|| vec![0.0; d], |(o, _)| o))
+        .collect();
     Reference { out, lse }
 }
 
-/// `f(0)`, `f(1)`, ... `f(n - 1)`, in that order, computed on the machine's threads (on one where
-/// there are none, as in a browser). The oracle's rows are independent of each other, so the
-/// result does not depend on how they are split.
+/// `[f(0), f(1), ..., f(n - 1)]`, with `f` called once per index on any of the machine's threads
+/// (on the calling thread alone where there are none, as in a browser, or where `n` is small),
+/// so `f` must not depend on the order of its calls. Indices go to the threads in small chunks,
+/// taken in turn, so that rows of different lengths (causal) spread evenly. A panic in `f`
+/// reaches the caller as it was raised.
 pub fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     #[cfg(not(target_arch = "wasm32"))]
     {
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let chunk = n.div_ceil(threads.max(1)).max(1);
-        if threads > 1 && n > chunk {
+        // A few chunks per thread, of at least 16 indices: fewer than two chunks, no threads.
+        let chunk = n.div_ceil(8 * threads).max(16);
+        let chunks = n.div_ceil(chunk);
+        if threads > 1 && chunks > 1 {
             let f = &f;
+            let threads = threads.min(chunks);
             return std::thread::scope(|scope| {
-                let parts: Vec<_> = (0..n)
-                    .step_by(chunk)
-                    .map(|start| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|t| {
                         scope.spawn(move || {
-                            (start..(start + chunk).min(n)).map(f).collect::<Vec<T>>()
+                            (t..chunks)
+                                .step_by(threads)
+                                .map(|c| (c * chunk..(c * chunk + chunk).min(n)).map(f).collect())
+                                .collect::<Vec<Vec<T>>>()
                         })
                     })
                     .collect();
-                parts
+                let mut by_thread: Vec<_> = workers
                     .into_iter()
-                    .flat_map(|part| part.join().expect("an oracle thread panicked"))
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .map(Vec::into_iter)
+                    .collect();
+                // Chunk c is thread (c % threads)'s (c / threads)-th.
+                (0..chunks)
+                    .flat_map(|c| {
+                        by_thread[c % threads]
+                            .next()
+                            .expect("every chunk is computed")
+                    })
                     .collect()
             });
         }
@@ -250,9 +270,10 @@ fn varlen(
         let part = attention_full(
             &seq,
             HostInputs {
-                q: &inputs.q[q0 * hq * d..],
-                k: &inputs.k[k0 * hkv * d..],
-                v: &inputs.v[k0 * hkv * d..],
+                // Only this sequence's tokens: each call reads (rounds) all it is given.
+                q: &inputs.q[q0 * hq * d..(q0 + seq.seq_q as usize) * hq * d],
+                k: &inputs.k[k0 * hkv * d..(k0 + seq.seq_kv as usize) * hkv * d],
+                v: &inputs.v[k0 * hkv * d..(k0 + seq.seq_kv as usize) * hkv * d],
                 alibi_slopes: slopes,
                 sinks: inputs.sinks,
                 mask: None,

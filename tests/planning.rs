@@ -372,8 +372,8 @@ fn banded_problems_on_the_tensor_cores_run_in_groups_of_heads() {
     assert_eq!(subgroup.banded_groups, 1);
 
     use wgpu_flash_attn::plan::banded_groups;
-    // Never more groups than pairs, never fewer than one.
     assert_eq!(banded_groups([1, 1000, 1], 132), 3);
+    // Never more groups than pairs, never fewer than one.
     assert_eq!(banded_groups([1000, 1, 1], 132), 1);
     assert_eq!(banded_groups([2, 3, 1], 132), 1);
     assert_eq!(banded_groups([4096, 64, 4], 132), 256);

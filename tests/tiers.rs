@@ -85,8 +85,14 @@ fn awkward_shapes_on_every_tier() {
 #[test]
 fn banded_groups_of_heads_on_the_tensor_cores() {
     let options = forced(Kernel::ForwardCoopMatrix);
-    // 307 pairs of two or three query blocks: 614 workgroups or more.
-    let causal = Attention::new(1, 307, 307, 256, 256, 64)
+    // The smallest prime number of pairs that makes two groups of two query blocks each on this
+    // device (269 on an H200).
+    let is_prime = |n: u32| n > 1 && (2..n).take_while(|f| f * f <= n).all(|f| n % f != 0);
+    let units = ctx().caps().compute_units;
+    let pairs = (2u32..)
+        .find(|&n| is_prime(n) && wgpu_flash_attn::plan::banded_groups([2, n, 1], units) > 1)
+        .expect("a prime makes two groups");
+    let causal = Attention::new(1, pairs, pairs, 256, 256, 64)
         .dtype(DType::F16)
         .causal(true)
         .with_lse(true);

@@ -295,12 +295,13 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
         p.strides_of(t).offset(b as u64, s as u64, h as u64) as usize
     };
     let (heads, seq_q) = (p.heads_q as usize, p.seq_q as usize);
-    // Row (b, h, i)'s output, None when it sees no key and no sink.
-    let rows = reference::par_map(p.batch as usize * heads * seq_q, |row| {
-        let (b, h, i) = (
-            (row / (heads * seq_q)) as u32,
-            (row / seq_q % heads) as u32,
-            (row % seq_q) as u32,
+    // Rows in O's order (b, i, h), each computed on its own; None when it sees no key and no
+    // sink.
+    let rows = reference::par_map(p.batch as usize * seq_q * heads, |row| {
+        let (b, i, h) = (
+            (row / (seq_q * heads)) as u32,
+            (row / heads % seq_q) as u32,
+            (row % heads) as u32,
         );
         let slope = match (p.alibi, &inputs.alibi) {
             (Some(AlibiSlopes::PerHead), Some(a)) => a[h as usize],
@@ -363,13 +364,9 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
                 .collect::<Vec<f32>>(),
         )
     });
-    let mut out = vec![0.0f32; p.len_of(Tensor::O) as usize];
-    for (row, o) in rows.into_iter().enumerate() {
-        let Some(o) = o else { continue };
-        let (b, h, i) = (row / (heads * seq_q), row / seq_q % heads, row % seq_q);
-        out[((b * seq_q + i) * heads + h) * d..][..d].copy_from_slice(&o);
-    }
-    out
+    rows.into_iter()
+        .flat_map(|row| row.unwrap_or_else(|| vec![0.0; d]))
+        .collect()
 }
 
 #[cfg(not(target_arch = "wasm32"))]
