@@ -760,7 +760,8 @@ pub(crate) enum CoopStage {
 ///   unused function more in the text 267.4-268.2 / 237.7-242.1 against 259.2-260.8 /
 ///   232.0-232.6 (call 1). Session 15's calls 6 and 7 ran a similar form (the wrapper in the
 ///   header, with an unused function left in) or a constant branch at every head dim: they
-///   compiled with K-rows-first's register counts at d = 64-256 and lost at d = 32 (147.7 / 123.6-123.9 against 187.4 / 167.7-169.8), d = 160 causal and d = 256.
+///   compiled with K-rows-first's register counts at d = 64-256 and lost at d = 32 (147.7 /
+///   123.6-123.9 against 187.4 / 167.7-169.8), d = 160 causal and d = 256.
 ///
 /// Through workgroup memory (no element access) only the inline form was measured.
 pub(crate) fn coop_stage(head_dim: u32, elements: bool) -> CoopStage {

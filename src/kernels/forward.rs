@@ -245,10 +245,7 @@ pub(crate) fn params(plan: &Plan, first4: [u32; 4], extra: ExtraOffsets) -> Para
         seq_q: p.seq_q,
         seq_kv: p.seq_kv,
         group: p.heads_q / p.heads_kv,
-        // Plan's fields are public: a count outside 1..=pairs would make the shader skip blocks.
-        banded_groups: plan
-            .banded_groups
-            .clamp(1, (plan.grid[1] * plan.grid[2]).max(1)),
+        banded_groups: plan.banded_groups,
         scale_log2: if scaled(p) { 1.0 } else { p.scale().abs() } * std::f32::consts::LOG2_E,
         lse_offset: extra.lse,
         heads_q: p.heads_q,
