@@ -9,10 +9,11 @@
 //!
 //! Time is measured on the GPU with timestamp queries at the start and end of the step's compute
 //! pass (attention and the split-KV combine), median of `--runs` after a warm-up of at least
-//! `--warmup` steps and `--warmup-ms` of back-to-back steps, at least 3 s for the first
-//! configuration after each cache upload (so that clocks have ramped up before timing: short steps
-//! on a cold GPU otherwise measure its idle clocks); without
-//! `TIMESTAMP_QUERY`, the wall time of submit + wait. Bandwidth counts the K and V bytes the step
+//! `--warmup` steps and `--warmup-ms` of back-to-back steps (so that clocks have ramped up before
+//! timing: short steps on a cold GPU otherwise measure its idle clocks; `--first-warmup-ms` can
+//! lengthen it for the first configuration after each cache upload); without
+//! `TIMESTAMP_QUERY`, the wall time of submit + wait. Every run's time goes to the JSON
+//! (`ms_runs`). Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
 //! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
@@ -103,6 +104,10 @@ struct Args {
     /// Untimed warm-up time per configuration, milliseconds (at least), spent on back-to-back steps.
     #[arg(long, default_value_t = 300)]
     warmup_ms: u64,
+    /// Untimed warm-up of the first configuration after each cache upload, milliseconds (at
+    /// least `--warmup-ms`).
+    #[arg(long, default_value_t = 0)]
+    first_warmup_ms: u64,
     /// Output rows checked against the f64 oracle per configuration.
     #[arg(long, default_value_t = 8)]
     check_rows: usize,
@@ -138,6 +143,8 @@ struct Row {
     splits: Option<u32>,
     tiles: Option<String>,
     dispatch_windows: Option<usize>,
+    /// Every timed run, ms, in the order they ran.
+    ms_runs: Vec<f64>,
     max_err: Option<f64>,
     error: Option<String>,
 }
@@ -164,6 +171,7 @@ impl Row {
             splits: None,
             tiles: None,
             dispatch_windows: None,
+            ms_runs: Vec::new(),
             max_err: None,
             error: None,
         }
@@ -304,11 +312,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             }
             continue;
         }
-        // The GPU idles while the host fills the caches: the first configuration after that warms
-        // up for at least 3 s. With 1 s the first configuration at 128k had timed 11-40% slow on
-        // the H200 in some calls (bench-results/h200-2026-11-30-session8, and session9 call2);
-        // clocks that had not climbed back from idle are the suspect, not a proven cause.
-        let mut warmup_ms = args.warmup_ms.max(3000);
+        // The GPU idles while the host fills the caches, but a longer warm-up after that does
+        // harm: on the H200 seconds of back-to-back 128k steps at the power limit (3 s here until
+        // bench-results/h200-2026-12-01-session18, 1 s before) left the first configurations
+        // after them 1.1-3.8x slow, for whole series of runs; with 200 ms they timed like the
+        // rest (session18 call5).
+        let mut warmup_ms = args.warmup_ms.max(args.first_warmup_ms);
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
@@ -364,6 +373,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 match result {
                     Ok((times, plan)) => {
                         let ms_min = times.iter().copied().reduce(f64::min);
+                        row.ms_runs = times.clone();
                         let ms = median(times);
                         row.ms = Some(ms);
                         row.ms_min = ms_min;

@@ -73,12 +73,15 @@ mod native {
         #[arg(long)]
         causal: bool,
         /// Also the KV-cache decode kernel of the plan (batch 8, 32 query heads over
-        /// --decode-heads-kv KV heads, d = 128, f16, 32768 cached keys, one new token).
+        /// --decode-heads-kv KV heads, d = 128, f16, --decode-kv cached keys, one new token).
         #[arg(long)]
         decode: bool,
         /// With --decode: KV heads (8: 4 query heads share one; 32: plain multi-head attention).
         #[arg(long, default_value_t = 8)]
         decode_heads_kv: u32,
+        /// With --decode: cached keys per sequence.
+        #[arg(long, default_value_t = 32768)]
+        decode_kv: u32,
         /// With --decode: the KV-cache kernel's tiles, as `decode --tiles` takes them (`plan`,
         /// `portable`, `subgroup`, THREADS/THREADS_PER_KEY/KEYS_PER_THREAD/THREADS_V or
         /// sg:THREADS/THREADS_PER_KEY/KEYS_PER_THREAD).
@@ -177,15 +180,24 @@ mod native {
             }
         }
         if args.decode {
-            let problem =
-                KvCacheAttention::decode(32, args.decode_heads_kv, 128, 1, &[32768; 8], 32768)
-                    .dtype(DType::F16);
+            let problem = KvCacheAttention::decode(
+                32,
+                args.decode_heads_kv,
+                128,
+                1,
+                &[args.decode_kv; 8],
+                args.decode_kv,
+            )
+            .dtype(DType::F16);
             for spec in &args.decode_tiles {
                 let tiles = spec.resolve(&problem, ctx.caps())?;
                 let planned = ctx.plan_kv_cache_with(&problem, tiles)?;
                 let plan = planned.plan();
                 variants.push(Variant {
-                    label: format!("decode splits={} tiles {}", plan.splits, plan.tiles),
+                    label: format!(
+                        "decode kv={} splits={} tiles {}",
+                        args.decode_kv, plan.splits, plan.tiles
+                    ),
                     source: decode::attention_source(plan),
                     entry: "decode",
                     spirv: None,
