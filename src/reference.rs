@@ -107,11 +107,7 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
     // Rows in O's order (b, i, h): each one's O (head_dim values) and LSE; None when it sees no
     // key and no sink.
     let rows = par_map(p.batch as usize * seq_q * heads, |r| {
-        let (b, i, h) = (
-            (r / (seq_q * heads)) as u32,
-            (r / heads % seq_q) as u32,
-            (r % heads) as u32,
-        );
+        let (b, i, h) = o_row(p, r);
         let hk = h / group;
         let slope = match p.alibi {
             None => 0.0,
@@ -188,8 +184,8 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
     let mut lse = vec![f64::NEG_INFINITY; p.lse_len() as usize];
     for (r, row) in rows.iter().enumerate() {
         if let Some((_, row_lse)) = row {
-            let (b, i, h) = (r / (seq_q * heads), r / heads % seq_q, r % heads);
-            lse[(b * heads + h) * seq_q + i] = *row_lse;
+            let (b, i, h) = o_row(p, r);
+            lse[((b * p.heads_q + h) * p.seq_q + i) as usize] = *row_lse;
         }
     }
     let out = rows
@@ -197,6 +193,17 @@ pub fn attention_full(p: &Attention, inputs: HostInputs, read: impl Fn(f32) -> f
         .flat_map(|row| row.map_or_else(|| vec![0.0; d], |(o, _)| o))
         .collect();
     Reference { out, lse }
+}
+
+/// (batch, query token, head) of row `r` of O, whose rows are laid out (b, i, h): the order in
+/// which [`attention_full`] hands rows to [`par_map`], so that O is their concatenation.
+pub fn o_row(p: &Attention, r: usize) -> (u32, u32, u32) {
+    let (heads, seq_q) = (p.heads_q as usize, p.seq_q as usize);
+    (
+        (r / (seq_q * heads)) as u32,
+        (r / heads % seq_q) as u32,
+        (r % heads) as u32,
+    )
 }
 
 /// `[f(0), f(1), ..., f(n - 1)]`, with `f` called once per index on any of the machine's threads

@@ -298,11 +298,7 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
     // Rows in O's order (b, i, h), each computed on its own; None when it sees no key and no
     // sink.
     let rows = reference::par_map(p.batch as usize * seq_q * heads, |row| {
-        let (b, i, h) = (
-            (row / (seq_q * heads)) as u32,
-            (row / heads % seq_q) as u32,
-            (row % heads) as u32,
-        );
+        let (b, i, h) = reference::o_row(p, row);
         let slope = match (p.alibi, &inputs.alibi) {
             (Some(AlibiSlopes::PerHead), Some(a)) => a[h as usize],
             (Some(AlibiSlopes::PerBatchHead), Some(a)) => a[(b * p.heads_q + h) as usize],
