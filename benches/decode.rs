@@ -12,7 +12,10 @@
 //! `--warmup` steps and `--warmup-ms` of back-to-back steps (so that clocks have ramped up before
 //! timing: short steps on a cold GPU otherwise measure its idle clocks; `--first-warmup-ms` can
 //! lengthen it for the first configuration after each cache upload); without
-//! `TIMESTAMP_QUERY`, the wall time of submit + wait. Every run's time goes to the JSON
+//! `TIMESTAMP_QUERY`, the wall time of submit + wait. By default each timed step is a submission
+//! of its own, started once the one before was read back (`--timing idle`); `--timing queued`
+//! records all runs in one submission, back to back, each between its own timestamps and after
+//! a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers. Every run's time goes to the JSON
 //! (`ms_runs`). Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
@@ -108,6 +111,13 @@ struct Args {
     /// larger of this and `--warmup-ms` applies (0: warmed like the rest).
     #[arg(long, default_value_t = 0)]
     first_warmup_ms: u64,
+    /// How timed steps run: `idle` (each step its own submission, started on an idle GPU once
+    /// the one before was read back) or `queued` (all `--runs` steps in one submission, back to
+    /// back, each between its own two timestamps, with a 256 MiB buffer cleared before each step
+    /// as triton's `do_bench` clears the L2 cache before each PyTorch run). Needs
+    /// `TIMESTAMP_QUERY`.
+    #[arg(long, default_value = "idle", value_parser = ["idle", "queued"])]
+    timing: String,
     /// Output rows checked against the f64 oracle per configuration.
     #[arg(long, default_value_t = 8)]
     check_rows: usize,
@@ -270,8 +280,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         "wall-clock"
     };
     println!(
-        "adapter: {} ({}, {}), ~{} compute units, timing: {timing}",
-        caps.name, caps.backend, caps.driver, caps.compute_units
+        "adapter: {} ({}, {}), ~{} compute units, timing: {timing} ({} steps)",
+        caps.name, caps.backend, caps.driver, caps.compute_units, args.timing
     );
     println!(
         "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK; sg: BMxBNxTH/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
@@ -532,15 +542,95 @@ fn bench(
             .map_err(|e| FlashError::Readback(e.to_string()))?;
         warm += 8;
     }
-    let mut times = Vec::new();
-    for _ in 0..args.runs {
-        times.push(pollster::block_on(time_pass(
-            ctx,
-            timer,
-            |encoder, timer| planned.encode_timed(encoder, &buffers, timer.map(GpuTimer::writes)),
-        ))?);
-    }
+    let times = if args.timing == "queued" {
+        pollster::block_on(time_queued(ctx, &planned, &buffers, args.runs))?
+    } else {
+        let mut times = Vec::new();
+        for _ in 0..args.runs {
+            times.push(pollster::block_on(time_pass(
+                ctx,
+                timer,
+                |encoder, timer| {
+                    planned.encode_timed(encoder, &buffers, timer.map(GpuTimer::writes))
+                },
+            ))?);
+        }
+        times
+    };
     Ok((times, planned.plan().clone()))
+}
+
+/// `--timing queued`: `runs` steps recorded in one submission, each between two timestamps of
+/// its own and after a clear of a 256 MiB buffer (what triton's `do_bench` does before each
+/// PyTorch run, to leave nothing of use in the L2 cache), so that the GPU never idles between
+/// steps. wgpu writes every timestamp once all earlier commands have completed (Vulkan's
+/// bottom of pipe), so a step's time starts after the clear before it has finished.
+async fn time_queued(
+    ctx: &FlashContext,
+    planned: &wgpu_flash_attn::KvCachePlanned,
+    buffers: &KvCacheBuffers<'_>,
+    runs: usize,
+) -> wgpu_flash_attn::Result<Vec<f64>> {
+    let device = ctx.device();
+    let queries = 2 * runs as u32;
+    if !ctx.caps().timestamp_query || queries > wgpu::QUERY_SET_MAX_QUERIES {
+        return Err(FlashError::BadOption {
+            what: "--timing queued",
+            got: format!("{runs} runs"),
+            why: "needs TIMESTAMP_QUERY and at most 2048 runs",
+        });
+    }
+    let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("queued step timestamps"),
+        ty: wgpu::QueryType::Timestamp,
+        count: queries,
+    });
+    let buffer = |label, size, usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    let bytes = 8 * queries as u64;
+    let resolve = buffer(
+        "queued timestamps resolve",
+        bytes,
+        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+    );
+    let read = buffer(
+        "queued timestamps read",
+        bytes,
+        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+    );
+    let flush = buffer(
+        "L2 flush",
+        256 << 20,
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+    );
+    let mut encoder = device.create_command_encoder(&Default::default());
+    for i in 0..queries / 2 {
+        encoder.clear_buffer(&flush, 0, None);
+        planned.encode_timed(
+            &mut encoder,
+            buffers,
+            Some(wgpu::ComputePassTimestampWrites {
+                query_set: &set,
+                beginning_of_pass_write_index: Some(2 * i),
+                end_of_pass_write_index: Some(2 * i + 1),
+            }),
+        )?;
+    }
+    encoder.resolve_query_set(&set, 0..queries, &resolve, 0);
+    encoder.copy_buffer_to_buffer(&resolve, 0, &read, 0, bytes);
+    ctx.queue().submit([encoder.finish()]);
+    let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&ctx.read(&read).await?);
+    let period_ns = ctx.queue().get_timestamp_period() as f64;
+    Ok(ticks
+        .chunks(2)
+        .map(|t| t[1].wrapping_sub(t[0]) as f64 * period_ns * 1e-6)
+        .collect())
 }
 
 async fn read(
