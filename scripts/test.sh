@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: on Vulkan (a GPU driver, or Mesa's lavapipe), then again on wgpu's GL
-# backend (llvmpipe when no GPU driver is present), then in headless Chromium through WebGPU
-# (scripts/test-web.sh), plus docs without warnings.
+# backend (llvmpipe when no GPU driver is present), a check that the library and its test targets
+# build for wasm32, then in headless Chromium through WebGPU (scripts/test-web.sh), plus docs
+# without warnings.
 # A machine without any adapter fails here: the GPU tests never skip for lack of a device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,10 @@ python3 benches/report.py bench-results/h200-2026-11-30/flash.json bench-results
 python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$report_dir/report.svg"
 grep -q "torch FlashAttention-2" "$report_dir/report.md"
 rm -r "$report_dir"
+
+echo "== the library and its test targets build for wasm32"
+# The native-only test files compile to nothing there; a native-only item used outside them fails.
+cargo check --release --target wasm32-unknown-unknown --lib --tests
 
 echo "== tests in a browser"
 # Headless Chromium, WebGPU on SwiftShader where there is no GPU; installs what it needs once.

@@ -1,5 +1,7 @@
 //! The autotuner: its cache round-trips, a corrupt cache file is ignored (and replaced), and the
 //! plan it picks passes the f64 oracle.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! Every bad input is a typed error carrying its numbers, never a panic.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

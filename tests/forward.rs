@@ -1,4 +1,6 @@
 //! The forward kernel against the f64 oracle, on the adapter WGPU_BACKEND selects.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -5,6 +5,8 @@
 //! first kv_len(b) keys, gathered on the CPU from the cache (pages included) plus the appended
 //! keys, with rotary embeddings computed in f64 from their definition. Cache slots the step must
 //! not read hold NaN, and so do the outputs before the run.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 #[path = "common/kv.rs"]

@@ -1,6 +1,8 @@
 //! The materialized ("standard attention") baseline against the f64 oracle, on the default adapter.
 //!
 //! No adapter is a failure, not a skip: CI installs a software Vulkan driver (lavapipe).
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

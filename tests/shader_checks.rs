@@ -1,6 +1,8 @@
 //! `WGPU_FLASH_ATTN_SHADER_CHECKS=1` builds the kernels with wgpu's index clamps (for debugging):
 //! the results must not change. A test binary of its own, so that the variable is set before any
 //! pipeline of this process is built.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 #[path = "common/kv.rs"]

@@ -1,6 +1,8 @@
 //! `WGPU_FLASH_ATTN_SHADER_DIR`: a developer's copy of a shader file stands in for the crate's own,
 //! on the adapter WGPU_BACKEND selects. The folder is read once per process, before the first
 //! kernel is built, so this test has a binary of its own.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

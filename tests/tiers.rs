@@ -1,6 +1,8 @@
 //! Every kernel tier the adapter offers, forced, on the same problems: awkward shapes, GQA, each
 //! option, variable-length batches and seeded random combinations, against the f64 oracle.
 //! A tier the adapter lacks is skipped loudly (the portable tier runs everywhere).
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

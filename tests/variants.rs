@@ -1,5 +1,7 @@
 //! Windows, softcap, ALiBi, sinks and bf16 against the f64 oracle, each alone and in random
 //! combinations.
+// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
