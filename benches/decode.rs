@@ -14,9 +14,9 @@
 //! lengthen it for the first configuration after each cache upload); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. By default each timed step is a submission
 //! of its own, started once the one before was read back (`--timing idle`); `--timing queued`
-//! records all runs in one submission, back to back, each between its own timestamps and after
-//! a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers. Every run's time goes to the JSON
-//! (`ms_runs`). Bandwidth counts the K and V bytes the step
+//! (timestamps only) records all runs in one submission, back to back, each between its own
+//! timestamps and after a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers.
+//! Every run's time goes to the JSON (`ms_runs`). Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
 //! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
@@ -62,7 +62,8 @@ struct Args {
     /// Query tokens per sequence (1 = plain decoding; more = speculative or multi-token).
     #[arg(long, default_value_t = 1)]
     seq_q: u32,
-    /// Cache layouts to run: contiguous, paged.
+    /// Cache layouts to run: contiguous, paged (each sequence's pages in a shuffled order), or
+    /// paged-in-order (the block table in storage order: contiguous reads through the table).
     #[arg(long, value_delimiter = ',', default_value = "contiguous,paged")]
     layouts: Vec<String>,
     /// Tokens per page of the paged layout.
@@ -114,10 +115,10 @@ struct Args {
     /// How timed steps run: `idle` (each step its own submission, started on an idle GPU once
     /// the one before was read back) or `queued` (all `--runs` steps in one submission, back to
     /// back, each between its own two timestamps, with a 256 MiB buffer cleared before each step
-    /// as triton's `do_bench` clears the L2 cache before each PyTorch run). Needs
-    /// `TIMESTAMP_QUERY`.
-    #[arg(long, default_value = "idle", value_parser = ["idle", "queued"])]
-    timing: String,
+    /// as triton's `do_bench` clears the L2 cache before each PyTorch run; needs
+    /// `TIMESTAMP_QUERY`, at most 2048 runs). `--tune`'s trials are timed `idle` either way.
+    #[arg(long, value_enum, default_value_t = Timing::Idle)]
+    timing: Timing,
     /// Output rows checked against the f64 oracle per configuration.
     #[arg(long, default_value_t = 8)]
     check_rows: usize,
@@ -132,6 +133,17 @@ struct Args {
     #[serde(skip)]
     bench: bool,
 }
+
+/// `--timing`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Timing {
+    Idle,
+    Queued,
+}
+
+/// `--timing queued` takes two timestamp queries per run in one query set.
+const MAX_QUEUED_RUNS: usize = wgpu::QUERY_SET_MAX_QUERIES as usize / 2;
 
 #[derive(Serialize)]
 struct Row {
@@ -274,6 +286,26 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     let ctx = FlashContext::default_blocking()?;
     let caps = ctx.caps().clone();
     let timer = GpuTimer::new(&ctx);
+    if args.timing == Timing::Queued {
+        if timer.is_none() {
+            return Err(FlashError::MissingFeature {
+                what: "--timing queued",
+                feature: "TIMESTAMP_QUERY",
+            }
+            .into());
+        }
+        if args.runs > MAX_QUEUED_RUNS {
+            return Err(FlashError::BadOption {
+                what: "--runs",
+                got: args.runs.to_string(),
+                why: "--timing queued takes at most 2048 runs (two timestamps each in one query set)",
+            }
+            .into());
+        }
+    }
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
     let timing = if timer.is_some() {
         "gpu-timestamps"
     } else {
@@ -281,7 +313,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     };
     println!(
         "adapter: {} ({}, {}), ~{} compute units, timing: {timing} ({} steps)",
-        caps.name, caps.backend, caps.driver, caps.compute_units, args.timing
+        caps.name,
+        caps.backend,
+        caps.driver,
+        caps.compute_units,
+        match args.timing {
+            Timing::Idle => "idle",
+            Timing::Queued => "queued",
+        }
     );
     println!(
         "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK; sg: BMxBNxTH/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
@@ -322,12 +361,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             }
             continue;
         }
-        // The GPU idles while the host fills the caches, but a longer warm-up after that does
-        // harm: on the H200 seconds of back-to-back 128k steps at the power limit (3 s here until
-        // bench-results/h200-2026-12-01-session18, 1 s before) left the configurations after
-        // them up to 3.7x slow, for whole series of runs; warmed for 200 ms (that call's
-        // --warmup-ms) they timed like the rest (session18 call5). So by default the first one
-        // warms like the others; --first-warmup-ms gives it a longer warm-up.
+        // The GPU idles while the host fills the caches. A longer warm-up after that (3 s here
+        // until bench-results/h200-2026-12-01-session18) was followed on the H200 by whole
+        // series of runs 2-4x slow; series like that came with 200 ms too (session19), so it
+        // was at most one trigger. By default the first configuration warms like the others;
+        // --first-warmup-ms gives it a longer warm-up. Every run goes to the JSON (ms_runs).
         let mut warmup_ms = args.warmup_ms.max(args.first_warmup_ms);
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);
@@ -345,12 +383,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 .prefill_route(PrefillRoute::KvCache);
             let (problem, table) = match layout.as_str() {
                 "contiguous" => (base, None),
-                "paged" => {
+                "paged" | "paged-in-order" => {
                     let per_seq = kv.div_ceil(args.page_size);
                     if per_seq * args.page_size != kv {
                         return Err("--page-size must divide every --kv length".into());
                     }
-                    let table = shuffled_pages(b, per_seq, args.seed);
+                    let table = if layout == "paged" {
+                        shuffled_pages(b, per_seq, args.seed)
+                    } else {
+                        (0..b * per_seq).collect()
+                    };
                     (base.paged(args.page_size, b * per_seq, &table), Some(table))
                 }
                 other => return Err(format!("unknown layout {other}").into()),
@@ -542,7 +584,7 @@ fn bench(
             .map_err(|e| FlashError::Readback(e.to_string()))?;
         warm += 8;
     }
-    let times = if args.timing == "queued" {
+    let times = if args.timing == Timing::Queued {
         pollster::block_on(time_queued(ctx, &planned, &buffers, args.runs))?
     } else {
         let mut times = Vec::new();
@@ -560,11 +602,13 @@ fn bench(
     Ok((times, planned.plan().clone()))
 }
 
-/// `--timing queued`: `runs` steps recorded in one submission, each between two timestamps of
-/// its own and after a clear of a 256 MiB buffer (what triton's `do_bench` does before each
-/// PyTorch run, to leave nothing of use in the L2 cache), so that the GPU never idles between
-/// steps. wgpu writes every timestamp once all earlier commands have completed (Vulkan's
-/// bottom of pipe), so a step's time starts after the clear before it has finished.
+/// `--timing queued`: `runs` steps (1 to [`MAX_QUEUED_RUNS`], checked by `run`) recorded in one
+/// submission, each between two timestamps of its own and after a clear of a 256 MiB buffer
+/// (what triton's `do_bench` does before each PyTorch run, to leave nothing of use in the L2
+/// cache), so that the GPU never idles between steps. A clear and the step after it touch no
+/// common buffer, so nothing would order them: a transition of the cleared buffer to a shader
+/// state after each clear, and back before the next, puts a barrier on either side of every
+/// step, so that no clear overlaps a step (as stream order keeps them apart in CUDA).
 async fn time_queued(
     ctx: &FlashContext,
     planned: &wgpu_flash_attn::KvCachePlanned,
@@ -573,13 +617,6 @@ async fn time_queued(
 ) -> wgpu_flash_attn::Result<Vec<f64>> {
     let device = ctx.device();
     let queries = 2 * runs as u32;
-    if !ctx.caps().timestamp_query || queries > wgpu::QUERY_SET_MAX_QUERIES {
-        return Err(FlashError::BadOption {
-            what: "--timing queued",
-            got: format!("{runs} runs"),
-            why: "needs TIMESTAMP_QUERY and at most 2048 runs",
-        });
-    }
     let set = device.create_query_set(&wgpu::QuerySetDescriptor {
         label: Some("queued step timestamps"),
         ty: wgpu::QueryType::Timestamp,
@@ -610,8 +647,19 @@ async fn time_queued(
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
     );
     let mut encoder = device.create_command_encoder(&Default::default());
+    let flush_state = |state| {
+        std::iter::once(wgpu::BufferTransition {
+            buffer: &flush,
+            state,
+        })
+    };
     for i in 0..queries / 2 {
+        encoder.transition_resources(flush_state(wgpu::BufferUses::COPY_DST), std::iter::empty());
         encoder.clear_buffer(&flush, 0, None);
+        encoder.transition_resources(
+            flush_state(wgpu::BufferUses::STORAGE_READ_ONLY),
+            std::iter::empty(),
+        );
         planned.encode_timed(
             &mut encoder,
             buffers,
