@@ -62,10 +62,16 @@ struct Args {
     /// Query tokens per sequence (1 = plain decoding; more = speculative or multi-token).
     #[arg(long, default_value_t = 1)]
     seq_q: u32,
-    /// Cache layouts to run: contiguous, paged (each sequence's pages in a shuffled order), or
-    /// paged-in-order (the block table in storage order: contiguous reads through the table).
+    /// Cache layouts to run: contiguous, paged (each sequence's pages in a shuffled order),
+    /// paged-in-order (the block table in storage order: contiguous reads through the table), or
+    /// contiguous-padded (entries of kv + `--pad-tokens` tokens, so that the sequences do not
+    /// start at multiples of a power of two; the others read the same buffers' first rows).
     #[arg(long, value_delimiter = ',', default_value = "contiguous,paged")]
     layouts: Vec<String>,
+    /// Tokens of room after each sequence's entry in `contiguous-padded` (the cache buffers hold
+    /// batch * (kv + this) tokens).
+    #[arg(long, default_value_t = 0)]
+    pad_tokens: u32,
     /// Tokens per page of the paged layout.
     #[arg(long, default_value_t = 16)]
     page_size: u32,
@@ -119,6 +125,10 @@ struct Args {
     /// `TIMESTAMP_QUERY`, at most 2048 runs). `--tune`'s trials are timed `idle` either way.
     #[arg(long, value_enum, default_value_t = Timing::Idle)]
     timing: Timing,
+    /// Idle time after each cache upload has completed, before the first configuration's
+    /// warm-up, milliseconds.
+    #[arg(long, default_value_t = 0)]
+    settle_ms: u64,
     /// Output rows checked against the f64 oracle per configuration.
     #[arg(long, default_value_t = 8)]
     check_rows: usize,
@@ -345,7 +355,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     let mut all_ok = true;
     for &kv in &args.kv {
         // One pair of cache buffers per length, shared by both layouts.
-        let cache_elems = b as usize * kv as usize * hkv as usize * d as usize;
+        let cache_elems = b as usize * (kv + args.pad_tokens) as usize * hkv as usize * d as usize;
         // The bench holds each cache in one buffer (the library would take pages from several).
         let cache_bytes = cache_elems as u64 * dtype.size();
         if cache_bytes > caps.max_buffer_size {
@@ -375,6 +385,12 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         let q = upload(&ctx, "q", &q_host);
         let out_bytes = (b * sq * hq * d) as u64 * dtype.size();
         let out = upload(&ctx, "out", &vec![0u8; out_bytes as usize]);
+        if args.settle_ms > 0 {
+            ctx.device()
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| FlashError::Readback(e.to_string()))?;
+            std::thread::sleep(std::time::Duration::from_millis(args.settle_ms));
+        }
         for layout in &args.layouts {
             // The step's query tokens are the caches' last seq_q tokens (already appended). The
             // KV-cache kernel runs them all, also where seq_q would make a prefill chunk.
@@ -383,6 +399,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 .prefill_route(PrefillRoute::KvCache);
             let (problem, table) = match layout.as_str() {
                 "contiguous" => (base, None),
+                "contiguous-padded" => (base.contiguous(kv + args.pad_tokens), None),
                 "paged" | "paged-in-order" => {
                     let per_seq = kv.div_ceil(args.page_size);
                     if per_seq * args.page_size != kv {
@@ -733,7 +750,10 @@ fn check(
                     let per_seq = p.pages_per_seq() as usize;
                     tb[b as usize * per_seq + j / ps] as usize * ps + j % ps
                 }
-                _ => b as usize * kv_len + j,
+                (_, kvcache::CacheLayout::Contiguous { capacity }) => {
+                    b as usize * *capacity as usize + j
+                }
+                _ => unreachable!("a paged step has a table"),
             };
             (slot * hkv + h / group) * d
         };
