@@ -1,5 +1,6 @@
 //! Decode benchmark: attention of a few query tokens per sequence over long KV caches (split-KV),
-//! contiguous and paged, on the default adapter (honours `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`).
+//! contiguous and paged (and, for diagnosis, paged in storage order or contiguous with padded
+//! entries), on the default adapter (honours `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`).
 //!
 //! ```sh
 //! cargo bench --bench decode                       # small defaults, fine on a software driver
@@ -14,8 +15,8 @@
 //! lengthen it for the first configuration after each cache upload); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. By default each timed step is a submission
 //! of its own, started once the one before was read back (`--timing idle`); `--timing queued`
-//! (timestamps only) records all runs in one submission, back to back, each between its own
-//! timestamps and after a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers.
+//! (timestamps only) records all runs in one submission, each between its own timestamps and
+//! after a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers.
 //! Every run's time goes to the JSON (`ms_runs`). Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values; the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
@@ -39,7 +40,9 @@ use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::{autotune, DType, FlashContext, FlashError, KvCacheBuffers};
 
 #[derive(Parser, Debug, Clone, Serialize)]
-#[command(about = "KV-cache decoding (split-KV, contiguous and paged) on the default wgpu adapter")]
+#[command(
+    about = "KV-cache decoding (split-KV, contiguous and paged caches) on the default wgpu adapter"
+)]
 struct Args {
     /// Sequences decoding together.
     #[arg(long, default_value_t = 4)]
@@ -62,18 +65,19 @@ struct Args {
     /// Query tokens per sequence (1 = plain decoding; more = speculative or multi-token).
     #[arg(long, default_value_t = 1)]
     seq_q: u32,
-    /// Cache layouts to run: contiguous, paged (each sequence's pages in a shuffled order),
-    /// paged-in-order (the block table in storage order: contiguous reads through the table), or
-    /// contiguous-padded (entries of kv + `--pad-tokens` tokens, so that the sequences do not
-    /// start at multiples of a power of two; the others read the same buffers' first rows).
+    /// Cache layouts to run, in this order (a layout may repeat): contiguous (entries of kv
+    /// tokens), paged (each sequence's pages in a shuffled order), paged-in-order (the block
+    /// table in storage order: the contiguous reads through the table), contiguous-padded
+    /// (entries of kv + `--pad-tokens` tokens, so that the sequences do not start at multiples of
+    /// a power of two). All views of one pair of cache buffers per length.
     #[arg(long, value_delimiter = ',', default_value = "contiguous,paged")]
     layouts: Vec<String>,
-    /// Tokens of room after each sequence's entry in `contiguous-padded` (the cache buffers hold
-    /// batch * (kv + this) tokens).
+    /// contiguous-padded: tokens of room after each sequence's entry (at least 1; the cache
+    /// buffers then hold batch * (kv + this) tokens).
     #[arg(long, default_value_t = 0)]
     pad_tokens: u32,
-    /// Tokens per page of the paged layout.
-    #[arg(long, default_value_t = 16)]
+    /// Tokens per page of the paged layouts.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     page_size: u32,
     /// Force the number of KV splits (a list sweeps them; 0 or default: the plan's choice).
     #[arg(long, value_delimiter = ',')]
@@ -119,10 +123,10 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     first_warmup_ms: u64,
     /// How timed steps run: `idle` (each step its own submission, started on an idle GPU once
-    /// the one before was read back) or `queued` (all `--runs` steps in one submission, back to
-    /// back, each between its own two timestamps, with a 256 MiB buffer cleared before each step
-    /// as triton's `do_bench` clears the L2 cache before each PyTorch run; needs
-    /// `TIMESTAMP_QUERY`, at most 2048 runs). `--tune`'s trials are timed `idle` either way.
+    /// the one before was read back) or `queued` (all `--runs` steps in one submission, each
+    /// between its own two timestamps, after a clear of a 256 MiB buffer, as triton's `do_bench`
+    /// clears the L2 cache before each PyTorch run, with a barrier on either side of each step;
+    /// needs `TIMESTAMP_QUERY`, at most 2048 runs). `--tune`'s trials are timed `idle` either way.
     #[arg(long, value_enum, default_value_t = Timing::Idle)]
     timing: Timing,
     /// Idle time after each cache upload has completed, before the first configuration's
@@ -316,6 +320,29 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
+    // Layouts and lengths checked before any cache is filled.
+    const LAYOUTS: [&str; 4] = ["contiguous", "paged", "paged-in-order", "contiguous-padded"];
+    if let Some(bad) = args.layouts.iter().find(|l| !LAYOUTS.contains(&l.as_str())) {
+        return Err(format!("unknown layout {bad} (one of {})", LAYOUTS.join(", ")).into());
+    }
+    let padded = args.layouts.iter().any(|l| l == "contiguous-padded");
+    if padded && args.pad_tokens == 0 {
+        return Err("contiguous-padded needs --pad-tokens of at least 1".into());
+    }
+    let pad = if padded { args.pad_tokens } else { 0 };
+    let paged = args.layouts.iter().any(|l| l.starts_with("paged"));
+    for &kv in &args.kv {
+        if paged && kv % args.page_size != 0 {
+            return Err(format!(
+                "--page-size {} must divide every --kv length",
+                args.page_size
+            )
+            .into());
+        }
+        if kv.checked_add(pad).is_none() {
+            return Err(format!("--kv {kv} + --pad-tokens {pad} overflows").into());
+        }
+    }
     let timing = if timer.is_some() {
         "gpu-timestamps"
     } else {
@@ -354,8 +381,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     let mut rows = Vec::new();
     let mut all_ok = true;
     for &kv in &args.kv {
-        // One pair of cache buffers per length, shared by both layouts.
-        let cache_elems = b as usize * (kv + args.pad_tokens) as usize * hkv as usize * d as usize;
+        // One pair of cache buffers per length, shared by all layouts (padded rows only where
+        // contiguous-padded is asked for).
+        let cache_elems = b as usize * (kv + pad) as usize * hkv as usize * d as usize;
         // The bench holds each cache in one buffer (the library would take pages from several).
         let cache_bytes = cache_elems as u64 * dtype.size();
         if cache_bytes > caps.max_buffer_size {
@@ -399,12 +427,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 .prefill_route(PrefillRoute::KvCache);
             let (problem, table) = match layout.as_str() {
                 "contiguous" => (base, None),
-                "contiguous-padded" => (base.contiguous(kv + args.pad_tokens), None),
+                "contiguous-padded" => (base.contiguous(kv + pad), None),
                 "paged" | "paged-in-order" => {
-                    let per_seq = kv.div_ceil(args.page_size);
-                    if per_seq * args.page_size != kv {
-                        return Err("--page-size must divide every --kv length".into());
-                    }
+                    let per_seq = kv / args.page_size;
                     let table = if layout == "paged" {
                         shuffled_pages(b, per_seq, args.seed)
                     } else {
@@ -431,6 +456,13 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 };
                 let page_size = table.as_ref().map(|_| args.page_size);
                 let mut row = Row::unmeasured(args, kv, layout, page_size);
+                // NaN in every output element (all bits set, in each storage type), so that a
+                // step that writes nothing cannot pass on the configuration before's output.
+                ctx.queue().write_buffer(
+                    &out,
+                    0,
+                    &vec![0xffu8; out_bytes.next_multiple_of(4) as usize],
+                );
                 let result = bench(
                     &ctx,
                     timer.as_ref(),
@@ -624,8 +656,9 @@ fn bench(
 /// (what triton's `do_bench` does before each PyTorch run, to leave nothing of use in the L2
 /// cache), so that the GPU never idles between steps. A clear and the step after it touch no
 /// common buffer, so nothing would order them: a transition of the cleared buffer to a shader
-/// state after each clear, and back before the next, puts a barrier on either side of every
-/// step, so that no clear overlaps a step (as stream order keeps them apart in CUDA).
+/// state after each clear (and the next clear's own transition back) puts a barrier on either
+/// side of every step on Vulkan, so that no clear overlaps a step (as stream order keeps them
+/// apart in CUDA).
 async fn time_queued(
     ctx: &FlashContext,
     planned: &wgpu_flash_attn::KvCachePlanned,
@@ -671,7 +704,7 @@ async fn time_queued(
         })
     };
     for i in 0..queries / 2 {
-        encoder.transition_resources(flush_state(wgpu::BufferUses::COPY_DST), std::iter::empty());
+        // clear_buffer moves the buffer back to a copy destination itself.
         encoder.clear_buffer(&flush, 0, None);
         encoder.transition_resources(
             flush_state(wgpu::BufferUses::STORAGE_READ_ONLY),
@@ -775,7 +808,14 @@ fn check(
                 .map(|j| w[j] * value(v, key_at(j) + c, p.dtype))
                 .sum::<f64>()
                 / sum;
-            err = err.max((got[row * d + c] as f64 - o).abs());
+            // A NaN (an element the step did not write) counts as an infinite error: f64::max
+            // would skip it.
+            let e = (got[row * d + c] as f64 - o).abs();
+            err = if e.is_nan() {
+                f64::INFINITY
+            } else {
+                err.max(e)
+            };
         }
     }
     err

@@ -38,6 +38,12 @@ if ! rustup toolchain list | grep -q "^$toolchain-"; then
   echo "setup: installing Rust $toolchain"
   rustup toolchain install "$toolchain" --no-self-update --profile minimal -c clippy,rustfmt -t wasm32-unknown-unknown
 fi
+# A toolchain installed before (without the target) gets it too: scripts/test.sh checks the
+# wasm32 build before the browser part runs.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  echo "setup: adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
 
 # The Vulkan loader warns when this is unset; any writable directory will do.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"

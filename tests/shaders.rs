@@ -1,6 +1,6 @@
 //! Every shader variant the planner can produce parses and validates with naga, and translates to
 //! MSL and HLSL, so Metal and DX12 breakage shows without such a machine. No GPU needed.
-// Native only: these tests block on the GPU (the browser's are in tests/web.rs).
+// Native only: coop::spirv and the SPIR-V checks exist on native targets only.
 #![cfg(not(target_arch = "wasm32"))]
 
 use wgpu_flash_attn::kernels::{coop, forward, materialized};

@@ -339,7 +339,7 @@ fn probe_verdict(words: &[u32]) -> Result<(), String> {
     ))
 }
 
-// The probe runs on native backends only (it blocks on the GPU).
+// The probe and its SPIR-V exist on native targets only.
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     #[test]
