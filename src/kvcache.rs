@@ -1088,8 +1088,10 @@ fn cache_windows(
     Ok(windows)
 }
 
-/// A validated, device-specific way to run one KV-cache step. Pure data.
+/// A validated, device-specific way to run one KV-cache step. Pure data, made only by the planner
+/// ([`plan`], [`plan_with`]); it may gain fields: `#[non_exhaustive]`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct KvCachePlan {
     /// The step this plan was made for.
     pub problem: KvCacheAttention,

@@ -257,8 +257,10 @@ pub struct PlanOptions {
     pub coop_elements: Option<bool>,
 }
 
-/// A validated, device-specific way to run one problem. Pure data; inspect it freely.
+/// A validated, device-specific way to run one problem. Pure data; inspect it freely. Made only by
+/// the planner ([`plan`], [`plan_with`]), and it may gain fields: `#[non_exhaustive]`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Plan {
     /// The problem this plan was made for.
     pub problem: Attention,
