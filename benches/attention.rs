@@ -23,7 +23,7 @@
 
 mod common;
 
-use common::{median, utc_now};
+use common::{max_err, median, poison, utc_now};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -360,8 +360,7 @@ fn verify(
     encode: &mut Encode,
 ) -> wgpu_flash_attn::Result<f64> {
     let device = ctx.device();
-    ctx.queue()
-        .write_buffer(&bufs.out, 0, &vec![0xffu8; bufs.out_bytes as usize]);
+    poison(ctx, &bufs.out, bufs.out_bytes);
     let read = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("out read"),
         size: bufs.out_bytes,
@@ -379,13 +378,7 @@ fn verify(
     for (&(b, h, i), (row, _lse)) in want.iter().zip(oracle) {
         let at = so.offset(b as u64, i as u64, h as u64) as usize;
         for (g, w) in got[at..at + d].iter().zip(row) {
-            let e = (*g as f64 - w).abs();
-            // NaN (an element never written, or computed as NaN) counts as an infinite error.
-            err = if e.is_nan() {
-                f64::INFINITY
-            } else {
-                err.max(e)
-            };
+            err = max_err(err, (*g as f64 - w).abs());
         }
     }
     Ok(err)

@@ -27,7 +27,7 @@
 
 mod common;
 
-use common::{median, utc_now};
+use common::{max_err, median, poison, utc_now};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -70,8 +70,8 @@ struct Args {
     /// table in storage order: the contiguous reads through the table), contiguous-padded
     /// (entries of kv + `--pad-tokens` tokens, so that the sequences do not start at multiples of
     /// a power of two). All views of one pair of cache buffers per length.
-    #[arg(long, value_delimiter = ',', default_value = "contiguous,paged")]
-    layouts: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Layout::Contiguous, Layout::Paged])]
+    layouts: Vec<Layout>,
     /// contiguous-padded: tokens of room after each sequence's entry (at least 1; the cache
     /// buffers then hold batch * (kv + this) tokens).
     #[arg(long, default_value_t = 0)]
@@ -156,8 +156,39 @@ enum Timing {
     Queued,
 }
 
-/// `--timing queued` takes two timestamp queries per run in one query set.
-const MAX_QUEUED_RUNS: usize = wgpu::QUERY_SET_MAX_QUERIES as usize / 2;
+/// `--layouts`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Layout {
+    Contiguous,
+    Paged,
+    PagedInOrder,
+    ContiguousPadded,
+}
+
+/// `--layouts` and `--timing` values print as they are spelled on the command line.
+macro_rules! display_as_value {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let value = clap::ValueEnum::to_possible_value(self).expect("no value is skipped");
+                f.write_str(value.get_name())
+            }
+        }
+    )*};
+}
+display_as_value!(Layout, Timing);
+
+/// How the timed steps are timed (`--timing`), with what each way needs made once per run.
+enum StepTimer {
+    /// Each step its own submission: its two timestamps, or the wall time without timestamps.
+    Idle(Option<GpuTimer>),
+    /// All runs in one submission: a timestamp pair per step, and the buffer cleared before each.
+    Queued {
+        timer: GpuTimer,
+        flush: wgpu::Buffer,
+    },
+}
 
 #[derive(Serialize)]
 struct Row {
@@ -187,7 +218,7 @@ struct Row {
 
 impl Row {
     /// A row of ours for this configuration, before it runs.
-    fn unmeasured(args: &Args, kv: u32, layout: &str, page_size: Option<u32>) -> Row {
+    fn unmeasured(args: &Args, kv: u32, layout: Layout, page_size: Option<u32>) -> Row {
         Row {
             peer: "wgpu-flash-attn",
             // The kernel that ran, once known.
@@ -199,7 +230,7 @@ impl Row {
             kv_len: kv,
             seq_q: args.seq_q,
             head_dim: args.dim,
-            layout: layout.into(),
+            layout: layout.to_string(),
             page_size,
             ms: None,
             ms_min: None,
@@ -299,38 +330,43 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     };
     let ctx = FlashContext::default_blocking()?;
     let caps = ctx.caps().clone();
-    let timer = GpuTimer::new(&ctx);
-    if args.timing == Timing::Queued {
-        if timer.is_none() {
-            return Err(FlashError::MissingFeature {
-                what: "--timing queued",
-                feature: "TIMESTAMP_QUERY",
-            }
-            .into());
-        }
-        if args.runs > MAX_QUEUED_RUNS {
-            return Err(FlashError::BadOption {
-                what: "--runs",
-                got: args.runs.to_string(),
-                why: "--timing queued takes at most 2048 runs (two timestamps each in one query set)",
-            }
-            .into());
-        }
-    }
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
-    // Layouts and lengths checked before any cache is filled.
-    const LAYOUTS: [&str; 4] = ["contiguous", "paged", "paged-in-order", "contiguous-padded"];
-    if let Some(bad) = args.layouts.iter().find(|l| !LAYOUTS.contains(&l.as_str())) {
-        return Err(format!("unknown layout {bad} (one of {})", LAYOUTS.join(", ")).into());
-    }
-    let padded = args.layouts.iter().any(|l| l == "contiguous-padded");
+    let timer = match args.timing {
+        Timing::Idle => StepTimer::Idle(GpuTimer::new(&ctx)),
+        Timing::Queued => {
+            if args.runs > GpuTimer::MAX_PAIRS as usize {
+                return Err(format!(
+                    "--timing queued takes at most {} runs (a timestamp pair each)",
+                    GpuTimer::MAX_PAIRS
+                )
+                .into());
+            }
+            let timer =
+                GpuTimer::with_pairs(&ctx, args.runs as u32).ok_or(FlashError::MissingFeature {
+                    what: "--timing queued",
+                    feature: "TIMESTAMP_QUERY",
+                })?;
+            let flush = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("L2 flush"),
+                size: 256 << 20,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            StepTimer::Queued { timer, flush }
+        }
+    };
+    // Lengths checked before any cache is filled.
+    let padded = args.layouts.contains(&Layout::ContiguousPadded);
     if padded && args.pad_tokens == 0 {
         return Err("contiguous-padded needs --pad-tokens of at least 1".into());
     }
     let pad = if padded { args.pad_tokens } else { 0 };
-    let paged = args.layouts.iter().any(|l| l.starts_with("paged"));
+    let paged = args
+        .layouts
+        .iter()
+        .any(|l| matches!(l, Layout::Paged | Layout::PagedInOrder));
     for &kv in &args.kv {
         if paged && kv % args.page_size != 0 {
             return Err(format!(
@@ -343,21 +379,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             return Err(format!("--kv {kv} + --pad-tokens {pad} overflows").into());
         }
     }
-    let timing = if timer.is_some() {
-        "gpu-timestamps"
-    } else {
+    let timing = if matches!(timer, StepTimer::Idle(None)) {
         "wall-clock"
+    } else {
+        "gpu-timestamps"
     };
     println!(
         "adapter: {} ({}, {}), ~{} compute units, timing: {timing} ({} steps)",
-        caps.name,
-        caps.backend,
-        caps.driver,
-        caps.compute_units,
-        match args.timing {
-            Timing::Idle => "idle",
-            Timing::Queued => "queued",
-        }
+        caps.name, caps.backend, caps.driver, caps.compute_units, args.timing
     );
     println!(
         "| kv | layout | splits | tiles (BMxBNxTHxTV/TK/KK; sg: BMxBNxTH/TK/KK) | ms (median) | ms (min) | GB/s of K+V | max err |"
@@ -393,7 +422,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             );
             eprintln!("SKIPPED: kv {kv}: {why}");
             for layout in &args.layouts {
-                let mut row = Row::unmeasured(args, kv, layout, None);
+                let mut row = Row::unmeasured(args, kv, *layout, None);
                 row.error = Some(why.clone());
                 rows.push(row);
             }
@@ -419,25 +448,24 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 .map_err(|e| FlashError::Readback(e.to_string()))?;
             std::thread::sleep(std::time::Duration::from_millis(args.settle_ms));
         }
-        for layout in &args.layouts {
+        for &layout in &args.layouts {
             // The step's query tokens are the caches' last seq_q tokens (already appended). The
             // KV-cache kernel runs them all, also where seq_q would make a prefill chunk.
             let base = KvCacheAttention::decode(hq, hkv, d, sq, &vec![kv; b as usize], kv)
                 .dtype(dtype)
                 .prefill_route(PrefillRoute::KvCache);
-            let (problem, table) = match layout.as_str() {
-                "contiguous" => (base, None),
-                "contiguous-padded" => (base.contiguous(kv + pad), None),
-                "paged" | "paged-in-order" => {
+            let (problem, table) = match layout {
+                Layout::Contiguous => (base, None),
+                Layout::ContiguousPadded => (base.contiguous(kv + pad), None),
+                Layout::Paged | Layout::PagedInOrder => {
                     let per_seq = kv / args.page_size;
-                    let table = if layout == "paged" {
+                    let table = if layout == Layout::Paged {
                         shuffled_pages(b, per_seq, args.seed)
                     } else {
                         (0..b * per_seq).collect()
                     };
                     (base.paged(args.page_size, b * per_seq, &table), Some(table))
                 }
-                other => return Err(format!("unknown layout {other}").into()),
             };
             let split_list: Vec<Option<u32>> = if args.splits.is_empty() {
                 vec![None]
@@ -456,16 +484,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 };
                 let page_size = table.as_ref().map(|_| args.page_size);
                 let mut row = Row::unmeasured(args, kv, layout, page_size);
-                // NaN in every output element (all bits set, in each storage type), so that a
-                // step that writes nothing cannot pass on the configuration before's output.
-                ctx.queue().write_buffer(
-                    &out,
-                    0,
-                    &vec![0xffu8; out_bytes.next_multiple_of(4) as usize],
-                );
+                // A step that writes nothing cannot pass on the configuration before's output.
+                poison(&ctx, &out, out_bytes);
                 let result = bench(
                     &ctx,
-                    timer.as_ref(),
+                    &timer,
                     args,
                     (forced, warmup_ms),
                     &problem,
@@ -610,7 +633,7 @@ type Planned = kvcache::KvCachePlan;
 
 fn bench(
     ctx: &FlashContext,
-    timer: Option<&GpuTimer>,
+    timer: &StepTimer,
     args: &Args,
     (forced, warmup_ms): (DecodeTilesSpec, u64),
     problem: &KvCacheAttention,
@@ -633,102 +656,57 @@ fn bench(
             .map_err(|e| FlashError::Readback(e.to_string()))?;
         warm += 8;
     }
-    let times = if args.timing == Timing::Queued {
-        pollster::block_on(time_queued(ctx, &planned, &buffers, args.runs))?
-    } else {
-        let mut times = Vec::new();
-        for _ in 0..args.runs {
-            times.push(pollster::block_on(time_pass(
-                ctx,
-                timer,
-                |encoder, timer| {
-                    planned.encode_timed(encoder, &buffers, timer.map(GpuTimer::writes))
-                },
-            ))?);
+    let times = match timer {
+        StepTimer::Queued { timer, flush } => {
+            pollster::block_on(time_queued(ctx, &planned, &buffers, timer, flush))?
         }
-        times
+        StepTimer::Idle(timer) => {
+            let mut times = Vec::new();
+            for _ in 0..args.runs {
+                times.push(pollster::block_on(time_pass(
+                    ctx,
+                    timer.as_ref(),
+                    |encoder, timer| {
+                        planned.encode_timed(encoder, &buffers, timer.map(GpuTimer::writes))
+                    },
+                ))?);
+            }
+            times
+        }
     };
     Ok((times, planned.plan().clone()))
 }
 
-/// `--timing queued`: `runs` steps (1 to [`MAX_QUEUED_RUNS`], checked by `run`) recorded in one
-/// submission, each between two timestamps of its own and after a clear of a 256 MiB buffer
-/// (what triton's `do_bench` does before each PyTorch run, to leave nothing of use in the L2
-/// cache), so that the GPU never idles between steps. A clear and the step after it touch no
-/// common buffer, so nothing would order them: a transition of the cleared buffer to a shader
-/// state after each clear (and the next clear's own transition back) puts a barrier on either
-/// side of every step on Vulkan, so that no clear overlaps a step (as stream order keeps them
-/// apart in CUDA).
+/// `--timing queued`: as many steps as `timer` times, recorded in one submission, each between
+/// its own two timestamps and after a clear of `flush` (256 MiB: what triton's `do_bench` does
+/// before each PyTorch run, to leave nothing of use in the L2 cache), so that the GPU never idles
+/// between steps. A clear and the step after it touch no common buffer, so nothing would order
+/// them: a transition of the cleared buffer to a shader state after each clear (and the next
+/// clear's own transition back) puts a barrier on either side of every step on Vulkan, so that
+/// no clear overlaps a step (as stream order keeps them apart in CUDA).
 async fn time_queued(
     ctx: &FlashContext,
     planned: &wgpu_flash_attn::KvCachePlanned,
     buffers: &KvCacheBuffers<'_>,
-    runs: usize,
+    timer: &GpuTimer,
+    flush: &wgpu::Buffer,
 ) -> wgpu_flash_attn::Result<Vec<f64>> {
-    let device = ctx.device();
-    let queries = 2 * runs as u32;
-    let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-        label: Some("queued step timestamps"),
-        ty: wgpu::QueryType::Timestamp,
-        count: queries,
-    });
-    let buffer = |label, size, usage| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage,
-            mapped_at_creation: false,
-        })
-    };
-    let bytes = 8 * queries as u64;
-    let resolve = buffer(
-        "queued timestamps resolve",
-        bytes,
-        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-    );
-    let read = buffer(
-        "queued timestamps read",
-        bytes,
-        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-    );
-    let flush = buffer(
-        "L2 flush",
-        256 << 20,
-        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-    );
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let flush_state = |state| {
-        std::iter::once(wgpu::BufferTransition {
-            buffer: &flush,
-            state,
-        })
-    };
-    for i in 0..queries / 2 {
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    for i in 0..timer.pairs() {
         // clear_buffer moves the buffer back to a copy destination itself.
-        encoder.clear_buffer(&flush, 0, None);
+        encoder.clear_buffer(flush, 0, None);
         encoder.transition_resources(
-            flush_state(wgpu::BufferUses::STORAGE_READ_ONLY),
+            std::iter::once(wgpu::BufferTransition {
+                buffer: flush,
+                state: wgpu::BufferUses::STORAGE_READ_ONLY,
+            }),
             std::iter::empty(),
         );
-        planned.encode_timed(
-            &mut encoder,
-            buffers,
-            Some(wgpu::ComputePassTimestampWrites {
-                query_set: &set,
-                beginning_of_pass_write_index: Some(2 * i),
-                end_of_pass_write_index: Some(2 * i + 1),
-            }),
-        )?;
+        planned.encode_timed(&mut encoder, buffers, Some(timer.writes_at(i)))?;
     }
-    encoder.resolve_query_set(&set, 0..queries, &resolve, 0);
-    encoder.copy_buffer_to_buffer(&resolve, 0, &read, 0, bytes);
+    timer.resolve(&mut encoder);
     ctx.queue().submit([encoder.finish()]);
-    let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&ctx.read(&read).await?);
-    let period_ns = ctx.queue().get_timestamp_period() as f64;
-    Ok(ticks
-        .chunks(2)
-        .map(|t| t[1].wrapping_sub(t[0]) as f64 * period_ns * 1e-6)
-        .collect())
+    timer.read_all_ms(ctx).await
 }
 
 async fn read(
@@ -808,14 +786,7 @@ fn check(
                 .map(|j| w[j] * value(v, key_at(j) + c, p.dtype))
                 .sum::<f64>()
                 / sum;
-            // A NaN (an element the step did not write) counts as an infinite error: f64::max
-            // would skip it.
-            let e = (got[row * d + c] as f64 - o).abs();
-            err = if e.is_nan() {
-                f64::INFINITY
-            } else {
-                err.max(e)
-            };
+            err = max_err(err, (got[row * d + c] as f64 - o).abs());
         }
     }
     err

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the browser build and its tests need, on top of scripts/setup.sh (source that
-# first): Debian's Chromium and its WebDriver (headless, WebGPU on SwiftShader), the wasm32 Rust
-# target, wasm-bindgen's CLI at exactly the version of the wasm-bindgen crate in Cargo.lock, and
-# binaryen's wasm-opt from npm, pinned by scripts/web/package-lock.json (Debian's binaryen
+# first; it adds the wasm32 Rust target): Debian's Chromium and its WebDriver (headless, WebGPU
+# on SwiftShader), wasm-bindgen's CLI at exactly the version of the wasm-bindgen crate in
+# Cargo.lock, and binaryen's wasm-opt from npm, pinned by scripts/web/package-lock.json (Debian's binaryen
 # produces broken wasm from wasm-bindgen's output). Quick when everything is already there.
 # Sourced from the repository root.
 
@@ -18,11 +18,6 @@ if [ ${#web_missing[@]} -gt 0 ]; then
   echo "setup-web: installing ${web_missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${web_missing[@]}"
-fi
-
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  echo "setup-web: adding the wasm32-unknown-unknown target"
-  rustup target add wasm32-unknown-unknown
 fi
 
 wasm_bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)

@@ -1,4 +1,7 @@
-//! Helpers both benchmarks share.
+//! Helpers the benchmarks share (each uses only some of them).
+#![allow(dead_code)]
+
+use wgpu_flash_attn::FlashContext;
 
 /// Median of the timed runs (the mean of the two middle ones for an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
@@ -33,4 +36,22 @@ pub fn utc_now() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// NaN in every element of `buffer`'s first `bytes` (rounded up to a multiple of 4; all bits set
+/// is NaN in f32, f16 and bf16), so that a pass that writes nothing cannot pass the check on what
+/// an earlier pass left there.
+pub fn poison(ctx: &FlashContext, buffer: &wgpu::Buffer, bytes: u64) {
+    ctx.queue()
+        .write_buffer(buffer, 0, &vec![0xffu8; bytes.next_multiple_of(4) as usize]);
+}
+
+/// The larger of the error so far and an element's: a NaN (an element never written, or computed
+/// as NaN) counts as infinite, where `f64::max` would skip it.
+pub fn max_err(err: f64, e: f64) -> f64 {
+    if e.is_nan() {
+        f64::INFINITY
+    } else {
+        err.max(e)
+    }
 }
