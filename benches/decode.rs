@@ -27,7 +27,7 @@
 
 mod common;
 
-use common::{max_err, median, poison, utc_now};
+use common::{max_err, median, poison, read_back, utc_now};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -510,7 +510,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                         row.backend = plan.tiles.kernel.name().into();
                         row.tiles = Some(plan.tiles.to_string());
                         row.dispatch_windows = Some(plan.windows.len());
-                        let got = pollster::block_on(read(&ctx, &out, out_bytes))?;
+                        let got = pollster::block_on(read_back(&ctx, &out, out_bytes))?;
                         let got = from_dtype_bytes(&got, dtype);
                         let err = check(
                             args,
@@ -707,23 +707,6 @@ async fn time_queued(
     timer.resolve(&mut encoder);
     ctx.queue().submit([encoder.finish()]);
     timer.read_all_ms(ctx).await
-}
-
-async fn read(
-    ctx: &FlashContext,
-    buffer: &wgpu::Buffer,
-    bytes: u64,
-) -> wgpu_flash_attn::Result<Vec<u8>> {
-    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("readback"),
-        size: bytes.next_multiple_of(4),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx.device().create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes.next_multiple_of(4));
-    ctx.queue().submit([encoder.finish()]);
-    ctx.read(&staging).await
 }
 
 /// Max |O - oracle| over sampled rows; the oracle is the textbook softmax in f64 over the

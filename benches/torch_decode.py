@@ -5,7 +5,8 @@ q is (batch, seq_q, heads, d), the caches (batch, kv, heads_kv, d) like ours, vi
 (B, H, N, d) without a copy; grouped-query attention through enable_gqa=True (each K/V head read
 once). Backends: FlashAttention-2 and cuDNN through torch.nn.attention.sdpa_kernel, and, when the
 flash_attn package is installed, flash_attn_with_kvcache on a contiguous and a paged cache (its page
-size must be a multiple of 256). Time: median of triton.testing.do_bench (CUDA events).
+size must be a multiple of 256). Time: median of triton.testing.do_bench (CUDA events);
+--all-runs also keeps every run in the JSON (ms_runs).
 GB/s counts the K and V bytes a step must read: 2 * batch * kv * heads_kv * d * bytes.
 
     python3 benches/torch_decode.py --batch 8 --heads 32 --heads-kv 8 --dim 128 \
@@ -14,6 +15,7 @@ GB/s counts the K and V bytes a step must read: 2 * batch * kv * heads_kv * d * 
 import argparse
 import datetime
 import json
+import statistics
 import sys
 
 import torch
@@ -38,6 +40,8 @@ def main():
     ap.add_argument("--seq-q", type=int, default=1)
     ap.add_argument("--backends", default="flash,cudnn")
     ap.add_argument("--flash-attn-page-size", type=int, default=256)
+    ap.add_argument("--all-runs", action="store_true",
+                    help="also keep every timed run (ms_runs), as benches/decode.rs does")
     ap.add_argument("--json")
     a = ap.parse_args()
     dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
@@ -47,7 +51,12 @@ def main():
     def record(row, f, kv):
         try:
             f()
-            ms = triton.testing.do_bench(f, warmup=25, rep=200, return_mode="median")
+            if a.all_runs:
+                runs = triton.testing.do_bench(f, warmup=25, rep=200, return_mode="all")
+                row["ms_runs"] = runs
+                ms = statistics.median(runs)
+            else:
+                ms = triton.testing.do_bench(f, warmup=25, rep=200, return_mode="median")
         except (RuntimeError, torch.OutOfMemoryError, ValueError, TypeError) as e:
             row["error"] = str(e).splitlines()[0][:160]
             rows.append(row)

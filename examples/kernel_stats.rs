@@ -28,6 +28,9 @@
 //! kernel_stats --kernels coop-matrix --dims 128 --dtypes f16 --cache caches
 //! NVDISASM=/path/to/nvdisasm python3 scripts/nv_sass.py --sass sass caches/*.bin
 //! ```
+//!
+//! `--wgsl FILE=ENTRY` adds any WGSL file, such as the forms of the arithmetic probe as
+//! `cargo bench --bench arith -- --wgsl-dir DIR` writes them (entry point `run`).
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -88,6 +91,10 @@ mod native {
         #[arg(long, value_delimiter = ',', default_value = "plan",
               value_parser = |s: &str| s.parse::<DecodeTilesSpec>().map_err(|e| e.to_string()))]
         decode_tiles: Vec<DecodeTilesSpec>,
+        /// Also any WGSL file, as FILE=ENTRY (a compute entry point), e.g. a benchmark's kernel
+        /// with its header filled in, or a variant of a crate kernel as rendered.
+        #[arg(long, value_delimiter = ',')]
+        wgsl: Vec<String>,
         /// Also write each kernel's internal representations (where the driver offers them) to
         /// files in this folder.
         #[arg(long)]
@@ -102,7 +109,7 @@ mod native {
     struct Variant {
         label: String,
         source: String,
-        entry: &'static str,
+        entry: String,
         /// SPIR-V made by the crate itself (element access), used instead of `source`'s.
         spirv: Option<Vec<u32>>,
     }
@@ -164,7 +171,7 @@ mod native {
                                         if plan.stream_q { " (Q streamed)" } else { "" },
                                     ),
                                     source: forward::shader_source(plan),
-                                    entry: "forward",
+                                    entry: "forward".into(),
                                     // Kernels with element access run as the context compiles them.
                                     spirv: if plan.coop_elements {
                                         Some(wgpu_flash_attn::kernels::coop::spirv(plan)?)
@@ -199,10 +206,23 @@ mod native {
                         args.decode_kv, plan.splits, plan.tiles
                     ),
                     source: decode::attention_source(plan),
-                    entry: "decode",
+                    entry: "decode".into(),
                     spirv: None,
                 });
             }
+        }
+
+        for spec in &args.wgsl {
+            let (file, entry) = spec
+                .rsplit_once('=')
+                .ok_or_else(|| format!("--wgsl {spec}: want FILE=ENTRY"))?;
+            variants.push(Variant {
+                label: format!("wgsl {file} {entry}"),
+                source: std::fs::read_to_string(file)
+                    .map_err(|e| format!("--wgsl {spec}: cannot read {file}: {e}"))?,
+                entry: entry.into(),
+                spirv: None,
+            });
         }
 
         let vulkan = Vulkan::new(&caps.name)?;
@@ -212,7 +232,7 @@ mod native {
                     words.clone(),
                     bindings(&naga::front::wgsl::parse_str(&v.source)?),
                 ),
-                None => to_spirv(&v.source, v.entry)?,
+                None => to_spirv(&v.source, &v.entry)?,
             };
             println!("\n== {}", v.label);
             if !vulkan.has_statistics() {
@@ -221,7 +241,7 @@ mod native {
             let (executables, cache) = vulkan.statistics(
                 &spirv,
                 &bindings,
-                v.entry,
+                &v.entry,
                 args.ir.is_some(),
                 args.cache.is_some(),
             )?;

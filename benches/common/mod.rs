@@ -55,3 +55,22 @@ pub fn max_err(err: f64, e: f64) -> f64 {
         err.max(e)
     }
 }
+
+/// The first `bytes` of `buffer` (rounded up to a multiple of 4), copied to a mappable buffer and
+/// read back.
+pub async fn read_back(
+    ctx: &FlashContext,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+) -> wgpu_flash_attn::Result<Vec<u8>> {
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size: bytes.next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes.next_multiple_of(4));
+    ctx.queue().submit([encoder.finish()]);
+    ctx.read(&staging).await
+}
