@@ -1,0 +1,28 @@
+# Session 20, call 6: the arithmetic probe with its loop body written out 1, 4 and 8 times per
+# loop trip (`--steps`), so that the loop's own instructions stop counting: the multiply-add
+# ceilings in f32 and f16 (vec4 and vec2). Two rounds, clocks logged, machine code of each form.
+source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
+tar xzf .device/bin.tgz -C .device
+R=$OUT/r; mkdir -p $R; B=.device/bin
+T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu.txt
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv -lms 50 > $R/clocks.csv 2>&1 &
+CLK=$!
+F=f32x4,f32x2,f16x4,f16x2,f16x4-fma
+for round in 1 2; do
+  for st in 1 4 8; do echo "== arith steps $st round $round $(el)"
+    timeout 120 $B/arith --forms $F --workgroup 256 --per-cu 32 --iters $((4096 / st)) --steps $st --runs 10 --warmup-ms 300 --wgsl-dir $R/wgsl_$st --json $R/arith_s${st}_$round.json > $R/arith_s${st}_$round.txt 2>&1; grep -E "^\| f|rror" $R/arith_s${st}_$round.txt | cut -d'|' -f2,3,5 | paste -sd';'
+  done
+done
+kill $CLK
+echo "== SM clock, MHz (samples above 1000 MHz: count, min, median, max)"
+python3 - $R/clocks.csv <<'PY'
+import sys, csv
+v = sorted(int(r[1].split()[0]) for r in list(csv.reader(open(sys.argv[1])))[1:] if r[1].strip().split()[0].isdigit())
+v = [x for x in v if x > 1000]; print(len(v), v[0] if v else '', v[len(v)//2] if v else '', v[-1] if v else '')
+PY
+W=$(ls $R/wgsl_8/*.wgsl | sed 's/$/=run/' | paste -sd,)
+timeout 120 $B/kernel_stats --dims 128 --dtypes f16 --kernels portable --wgsl $W --cache $R/caches > $R/stats.txt 2>&1
+grep -E "^== wgsl|Register" $R/stats.txt | paste -sd' ' | sed 's/== /\n/g'
+echo "== done $(el)"
+tar czf $OUT/results.tgz -C $R . && rm -r $R
