@@ -106,13 +106,12 @@ fn main() {
 
 /// The kernel's WGSL with the benchmark's constants in place of its HEADER block.
 fn kernel_source(workgroup: u32, loads: u32, flat: bool) -> String {
-    let begin = KERNEL.find("// HEADER BEGIN\n").expect("header start");
-    let end = KERNEL.find("// HEADER END\n").expect("header end");
-    format!(
-        "{}const WG: u32 = {workgroup}u;\nconst LOADS: u32 = {loads}u;\nconst FLAT: bool = {flat};\n\
-         const HEADS: u32 = {HEADS}u;\nconst SEG: u32 = {SEG}u;\n{}",
-        &KERNEL[..begin],
-        &KERNEL[end..]
+    common::with_header(
+        KERNEL,
+        &format!(
+            "const WG: u32 = {workgroup}u;\nconst LOADS: u32 = {loads}u;\nconst FLAT: bool = {flat};\n\
+             const HEADS: u32 = {HEADS}u;\nconst SEG: u32 = {SEG}u;\n"
+        ),
     )
 }
 

@@ -18,7 +18,8 @@
 //! (timestamps only) records all runs in one submission, each between its own timestamps and
 //! after a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers.
 //! Every run's time goes to the JSON (`ms_runs`). Bandwidth counts the K and V bytes the step
-//! must read (each visible key once per KV head). The cache holds seeded random values; the paged
+//! must read (each visible key once per KV head). The cache holds seeded random values, uploaded
+//! from the host or, with `--fill gpu`, written by a compute pass (no staging copy); the paged
 //! layout views the same buffers through a block table of `--page-size` pages, shuffled within
 //! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
 //! tolerance makes the run exit nonzero. `--tune` also runs the split tuner
@@ -129,6 +130,10 @@ struct Args {
     /// needs `TIMESTAMP_QUERY`, at most 2048 runs). `--tune`'s trials are timed `idle` either way.
     #[arg(long, value_enum, default_value_t = Timing::Idle)]
     timing: Timing,
+    /// How the caches reach the GPU: `host` (uploaded through `Queue::write_buffer`) or `gpu`
+    /// (the same values written by a compute pass, no staging copy).
+    #[arg(long, value_enum, default_value_t = Fill::Host)]
+    fill: Fill,
     /// Idle time after each cache upload has completed, before the first configuration's
     /// warm-up, milliseconds.
     #[arg(long, default_value_t = 0)]
@@ -166,7 +171,17 @@ enum Layout {
     ContiguousPadded,
 }
 
-/// `--layouts` and `--timing` values print as they are spelled on the command line.
+/// How the caches reach device memory (`--fill`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Fill {
+    /// Written on the host and uploaded with `Queue::write_buffer`, 256 MiB at a time.
+    Host,
+    /// Written on the GPU by a compute pass (the same values): no staging copy.
+    Gpu,
+}
+
+/// `--layouts`, `--timing` and `--fill` values print as they are spelled on the command line.
 macro_rules! display_as_value {
     ($($t:ty),*) => {$(
         impl std::fmt::Display for $t {
@@ -177,7 +192,7 @@ macro_rules! display_as_value {
         }
     )*};
 }
-display_as_value!(Layout, Timing);
+display_as_value!(Layout, Timing, Fill);
 
 /// How the timed steps are timed (`--timing`), with what each way needs made once per run.
 enum StepTimer {
@@ -274,18 +289,30 @@ fn main() {
     }
 }
 
-/// Seeded values in [-1, 1), generated fast enough for gigabytes of cache.
+/// The same hash as benches/fill_cache.wgsl.
+fn hash(x: u32) -> u32 {
+    let s = x.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+    let w = ((s >> ((s >> 28) + 4)) ^ s).wrapping_mul(277_803_737);
+    (w >> 22) ^ w
+}
+
+/// Element `e` of the values seeded by `seed`, as benches/fill_cache.wgsl writes them on the GPU:
+/// in [-1, 1), exactly representable in `dtype`.
+fn element(seed: u64, e: usize, dtype: DType) -> f32 {
+    let h = hash((e as u32).wrapping_add(hash(seed as u32)));
+    match dtype {
+        DType::BF16 => ((h >> 25) as i32 - 64) as f32 / 64.0,
+        _ => ((h >> 21) as i32 - 1024) as f32 / 1024.0,
+    }
+}
+
+/// `n` seeded values in the storage type's bytes (at most 2^32: element indices are 32-bit, as
+/// in the GPU's fill).
 fn fill(n: usize, seed: u64, dtype: DType) -> Vec<u8> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    };
+    assert!(u32::try_from(n).is_ok(), "{n} elements: at most 2^32 - 1");
     let mut out = Vec::with_capacity(n * dtype.size() as usize);
-    for _ in 0..n {
-        let x = next();
+    for e in 0..n {
+        let x = element(seed, e, dtype);
         match dtype {
             DType::F32 => out.extend_from_slice(&x.to_le_bytes()),
             DType::F16 => out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes()),
@@ -301,6 +328,93 @@ fn value(bytes: &[u8], i: usize, dtype: DType) -> f64 {
         DType::F16 => half::f16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f64(),
         DType::BF16 => half::bf16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]).to_f64(),
     }
+}
+
+/// A cache buffer of `elems` seeded values written on the GPU by benches/fill_cache.wgsl (the
+/// same values as `fill`), in windows that each fit one storage binding; waits until written.
+fn gpu_fill(
+    ctx: &FlashContext,
+    label: &str,
+    elems: usize,
+    seed: u64,
+    dtype: DType,
+) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    const WINDOW: u64 = 512 << 20;
+    let device = ctx.device();
+    let bytes = elems as u64 * dtype.size();
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.next_multiple_of(4).max(4),
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let kind = match dtype {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::BF16 => 2,
+    };
+    let source = common::with_header(
+        include_str!("fill_cache.wgsl"),
+        &format!("const KIND: u32 = {kind}u;\n"),
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("fill cache"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("fill cache"),
+        layout: None,
+        module: &module,
+        entry_point: Some("fill"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let mut keep = Vec::new();
+    for start in (0..bytes.next_multiple_of(4)).step_by(WINDOW as usize) {
+        let size = WINDOW.min(bytes.next_multiple_of(4) - start);
+        let params: [u32; 4] = [
+            (start / dtype.size()) as u32,
+            (size / 4) as u32,
+            hash(seed as u32),
+            0,
+        ];
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("fill cache params"),
+            contents: bytemuck::cast_slice(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("fill cache"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: uniform.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &buffer,
+                        offset: start,
+                        size: wgpu::BufferSize::new(size),
+                    }),
+                },
+            ],
+        });
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(4096, 1, 1);
+        drop(pass);
+        keep.push(uniform);
+    }
+    ctx.queue().submit([encoder.finish()]);
+    let _ = device.poll(wgpu::PollType::wait_indefinitely());
+    buffer
 }
 
 fn upload(ctx: &FlashContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
@@ -437,8 +551,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         let k_host = fill(cache_elems, args.seed + 1, dtype);
         let v_host = fill(cache_elems, args.seed + 2, dtype);
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
-        let k = upload(&ctx, "k_cache", &k_host);
-        let v = upload(&ctx, "v_cache", &v_host);
+        let (k, v) = match args.fill {
+            Fill::Host => (
+                upload(&ctx, "k_cache", &k_host),
+                upload(&ctx, "v_cache", &v_host),
+            ),
+            Fill::Gpu => (
+                gpu_fill(&ctx, "k_cache", cache_elems, args.seed + 1, dtype),
+                gpu_fill(&ctx, "v_cache", cache_elems, args.seed + 2, dtype),
+            ),
+        };
         let q = upload(&ctx, "q", &q_host);
         let out_bytes = (b * sq * hq * d) as u64 * dtype.size();
         let out = upload(&ctx, "out", &vec![0u8; out_bytes as usize]);

@@ -5,8 +5,9 @@ q is (batch, seq_q, heads, d), the caches (batch, kv, heads_kv, d) like ours, vi
 (B, H, N, d) without a copy; grouped-query attention through enable_gqa=True (each K/V head read
 once). Backends: FlashAttention-2 and cuDNN through torch.nn.attention.sdpa_kernel, and, when the
 flash_attn package is installed, flash_attn_with_kvcache on a contiguous and a paged cache (its page
-size must be a multiple of 256). Time: median of triton.testing.do_bench (CUDA events);
---all-runs also keeps every run in the JSON (ms_runs).
+size must be a multiple of 256). Time: median of the runs triton.testing.do_bench times (CUDA
+events; return_mode="all" needs Triton 3.1 or later), which it takes after 25 ms of warm-up and
+5 runs that size the series; --all-runs also keeps those runs in the JSON (ms_runs).
 GB/s counts the K and V bytes a step must read: 2 * batch * kv * heads_kv * d * bytes.
 
     python3 benches/torch_decode.py --batch 8 --heads 32 --heads-kv 8 --dim 128 \
@@ -41,7 +42,7 @@ def main():
     ap.add_argument("--backends", default="flash,cudnn")
     ap.add_argument("--flash-attn-page-size", type=int, default=256)
     ap.add_argument("--all-runs", action="store_true",
-                    help="also keep every timed run (ms_runs), as benches/decode.rs does")
+                    help="also keep every run do_bench timed (ms_runs); do_bench picks their number")
     ap.add_argument("--json")
     a = ap.parse_args()
     dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
@@ -51,12 +52,11 @@ def main():
     def record(row, f, kv):
         try:
             f()
+            runs = triton.testing.do_bench(f, warmup=25, rep=200, return_mode="all")
+            # The median as benches/decode.rs takes it (the mean of the middle two of an even count).
+            ms = statistics.median(runs)
             if a.all_runs:
-                runs = triton.testing.do_bench(f, warmup=25, rep=200, return_mode="all")
                 row["ms_runs"] = runs
-                ms = statistics.median(runs)
-            else:
-                ms = triton.testing.do_bench(f, warmup=25, rep=200, return_mode="median")
         except (RuntimeError, torch.OutOfMemoryError, ValueError, TypeError) as e:
             row["error"] = str(e).splitlines()[0][:160]
             rows.append(row)

@@ -30,7 +30,9 @@
 //! ```
 //!
 //! `--wgsl FILE=ENTRY` adds any WGSL file, such as the forms of the arithmetic probe as
-//! `cargo bench --bench arith -- --wgsl-dir DIR` writes them (entry point `run`).
+//! `cargo bench --bench arith -- --wgsl-dir DIR` writes them (entry point `run`). It is translated
+//! as the crate's kernels are (without index clamps), which need not be how the program that owns
+//! it builds it: the probe's own shader modules keep wgpu's clamps.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -216,10 +218,16 @@ mod native {
             let (file, entry) = spec
                 .rsplit_once('=')
                 .ok_or_else(|| format!("--wgsl {spec}: want FILE=ENTRY"))?;
+            let source = std::fs::read_to_string(file)
+                .map_err(|e| format!("--wgsl {spec}: cannot read {file}: {e}"))?;
+            let module = naga::front::wgsl::parse_str(&source)
+                .map_err(|e| format!("--wgsl {file}: {}", e.emit_to_string(&source)))?;
+            if !module.entry_points.iter().any(|ep| ep.name == entry) {
+                return Err(format!("--wgsl {file}: no entry point {entry:?}").into());
+            }
             variants.push(Variant {
                 label: format!("wgsl {file} {entry}"),
-                source: std::fs::read_to_string(file)
-                    .map_err(|e| format!("--wgsl {spec}: cannot read {file}: {e}"))?,
+                source,
                 entry: entry.into(),
                 spirv: None,
             });

@@ -57,8 +57,14 @@ fn shader_files_are_valid_wgsl_as_they_stand() {
     validate(forward::SOURCE, "flash_fwd.wgsl");
     validate(materialized::SOURCE, "materialized.wgsl");
     // The benchmarks' own kernels, before they fill in their headers.
-    validate(include_str!("../benches/read_bandwidth.wgsl"), "read_bandwidth.wgsl");
-    validate(include_str!("../benches/arith_rate.wgsl"), "arith_rate.wgsl");
+    validate(
+        include_str!("../benches/read_bandwidth.wgsl"),
+        "read_bandwidth.wgsl",
+    );
+    validate(
+        include_str!("../benches/arith_rate.wgsl"),
+        "arith_rate.wgsl",
+    );
 }
 
 #[test]

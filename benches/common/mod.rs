@@ -74,3 +74,11 @@ pub async fn read_back(
     ctx.queue().submit([encoder.finish()]);
     ctx.read(&staging).await
 }
+
+/// A benchmark kernel's WGSL with `header` in place of the lines between its `// HEADER BEGIN`
+/// and `// HEADER END` markers (whose defaults keep the file valid WGSL on its own).
+pub fn with_header(kernel: &str, header: &str) -> String {
+    let begin = kernel.find("// HEADER BEGIN\n").expect("header start");
+    let end = kernel.find("// HEADER END\n").expect("header end");
+    format!("{}{header}{}", &kernel[..begin], &kernel[end..])
+}
