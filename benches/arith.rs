@@ -117,13 +117,8 @@ struct Row {
 
 #[derive(Serialize)]
 struct Report<'a> {
-    adapter: String,
-    backend: String,
-    driver: String,
-    compute_units: u32,
-    date: String,
-    command: String,
-    timing: &'static str,
+    #[serde(flatten)]
+    run: common::RunInfo,
     args: &'a Args,
     rows: &'a [Row],
 }
@@ -280,32 +275,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             std::fs::create_dir_all(dir)?;
             std::fs::write(dir.join(format!("{name}.wgsl")), &source)?;
         }
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("arith"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("arith"),
-            layout: None,
-            module: &module,
-            entry_point: Some("run"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("arith"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: sink.as_entire_binding(),
-                },
-            ],
-        });
+        let pipeline = common::compute_pipeline(&ctx, "arith", source, "run");
+        let bind_group = common::bind_group(
+            &ctx,
+            "arith",
+            &pipeline,
+            &[uniform.as_entire_binding(), sink.as_entire_binding()],
+        );
         // The sink is poisoned first, so a pass that stores nothing fails the check.
         common::poison(&ctx, &sink, 8);
         let once = || {
@@ -363,16 +339,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(path) = &args.json {
         let report = Report {
-            adapter: caps.name.clone(),
-            backend: caps.backend.clone(),
-            driver: caps.driver.clone(),
-            compute_units: caps.compute_units,
-            date: common::utc_now(),
-            command: std::env::args()
-                .filter(|a| a != "--bench")
-                .collect::<Vec<_>>()
-                .join(" "),
-            timing,
+            run: common::RunInfo::new(&ctx, timing),
             args,
             rows: &rows,
         };

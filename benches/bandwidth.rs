@@ -77,13 +77,8 @@ struct Row {
 
 #[derive(Serialize)]
 struct Report<'a> {
-    adapter: String,
-    backend: String,
-    driver: String,
-    compute_units: u32,
-    date: String,
-    command: String,
-    timing: &'static str,
+    #[serde(flatten)]
+    run: common::RunInfo,
     args: &'a Args,
     rows: &'a [Row],
 }
@@ -205,18 +200,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let flat = pattern == "flat";
         for &workgroup in &args.workgroup {
             for &loads in &args.loads {
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("read bandwidth"),
-                    source: wgpu::ShaderSource::Wgsl(kernel_source(workgroup, loads, flat).into()),
-                });
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some("read bandwidth"),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some("read_all"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
+                let pipeline = common::compute_pipeline(
+                    &ctx,
+                    "read bandwidth",
+                    kernel_source(workgroup, loads, flat),
+                    "read_all",
+                );
                 for &per_cu in &args.per_cu {
                     let (flat_groups, head_groups) = groups(per_cu);
                     let workgroups = if flat { flat_groups } else { head_groups };
@@ -238,24 +227,16 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                         usage: wgpu::BufferUsages::STORAGE,
                         mapped_at_creation: false,
                     });
-                    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("read bandwidth"),
-                        layout: &pipeline.get_bind_group_layout(0),
-                        entries: &[
-                            wgpu::BindGroupEntry {
-                                binding: 0,
-                                resource: uniform.as_entire_binding(),
-                            },
-                            wgpu::BindGroupEntry {
-                                binding: 1,
-                                resource: src.as_entire_binding(),
-                            },
-                            wgpu::BindGroupEntry {
-                                binding: 2,
-                                resource: sink.as_entire_binding(),
-                            },
+                    let bind_group = common::bind_group(
+                        &ctx,
+                        "read bandwidth",
+                        &pipeline,
+                        &[
+                            uniform.as_entire_binding(),
+                            src.as_entire_binding(),
+                            sink.as_entire_binding(),
                         ],
-                    });
+                    );
                     let once = || {
                         pollster::block_on(time_pass(&ctx, timer.as_ref(), |encoder, timer| {
                             let mut pass =
@@ -299,16 +280,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(path) = &args.json {
         let report = Report {
-            adapter: caps.name.clone(),
-            backend: caps.backend.clone(),
-            driver: caps.driver.clone(),
-            compute_units: caps.compute_units,
-            date: common::utc_now(),
-            command: std::env::args()
-                .filter(|a| a != "--bench")
-                .collect::<Vec<_>>()
-                .join(" "),
-            timing,
+            run: common::RunInfo::new(&ctx, timing),
             args,
             rows: &rows,
         };

@@ -28,7 +28,7 @@
 
 mod common;
 
-use common::{max_err, median, poison, read_back, utc_now};
+use common::{max_err, median, poison, read_back};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -262,14 +262,9 @@ impl Row {
 
 #[derive(Serialize)]
 struct Report<'a> {
-    adapter: String,
-    backend: String,
-    driver: String,
-    compute_units: u32,
+    #[serde(flatten)]
+    run: common::RunInfo,
     max_storage_buffer_binding_size: u64,
-    date: String,
-    command: String,
-    timing: &'static str,
     args: &'a Args,
     rows: &'a [Row],
 }
@@ -360,18 +355,7 @@ fn gpu_fill(
         include_str!("fill_cache.wgsl"),
         &format!("const KIND: u32 = {kind}u;\n"),
     );
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("fill cache"),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("fill cache"),
-        layout: None,
-        module: &module,
-        entry_point: Some("fill"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let pipeline = common::compute_pipeline(ctx, "fill cache", source, "fill");
     let mut encoder = device.create_command_encoder(&Default::default());
     let mut keep = Vec::new();
     for start in (0..bytes.next_multiple_of(4)).step_by(WINDOW as usize) {
@@ -387,24 +371,20 @@ fn gpu_fill(
             contents: bytemuck::cast_slice(&params),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("fill cache"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &buffer,
-                        offset: start,
-                        size: wgpu::BufferSize::new(size),
-                    }),
-                },
+        let window = wgpu::BufferBinding {
+            buffer: &buffer,
+            offset: start,
+            size: wgpu::BufferSize::new(size),
+        };
+        let bind_group = common::bind_group(
+            ctx,
+            "fill cache",
+            &pipeline,
+            &[
+                uniform.as_entire_binding(),
+                wgpu::BindingResource::Buffer(window),
             ],
-        });
+        );
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
@@ -715,16 +695,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         }
     }
     if let Some(path) = &args.json {
-        let argv: Vec<String> = std::env::args().filter(|a| a != "--bench").collect();
         let report = Report {
-            adapter: caps.name.clone(),
-            backend: caps.backend.clone(),
-            driver: caps.driver.clone(),
-            compute_units: caps.compute_units,
+            run: common::RunInfo::new(&ctx, timing),
             max_storage_buffer_binding_size: caps.max_storage_buffer_binding_size,
-            date: utc_now(),
-            command: argv.join(" "),
-            timing,
             args,
             rows: &rows,
         };

@@ -82,3 +82,82 @@ pub fn with_header(kernel: &str, header: &str) -> String {
     let end = kernel.find("// HEADER END\n").expect("header end");
     format!("{}{header}{}", &kernel[..begin], &kernel[end..])
 }
+
+/// A compute pipeline of `source`'s entry point `entry`, its bind group layout taken from the
+/// shader.
+pub fn compute_pipeline(
+    ctx: &FlashContext,
+    label: &str,
+    source: String,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let module = ctx
+        .device()
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+    ctx.device()
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+}
+
+/// A bind group for `pipeline`'s group 0 with `resources` at bindings 0, 1, ...
+pub fn bind_group(
+    ctx: &FlashContext,
+    label: &str,
+    pipeline: &wgpu::ComputePipeline,
+    resources: &[wgpu::BindingResource],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = resources
+        .iter()
+        .enumerate()
+        .map(|(i, resource)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: resource.clone(),
+        })
+        .collect();
+    ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    })
+}
+
+/// What a benchmark's JSON report begins with: the adapter, when and how it ran.
+#[derive(serde::Serialize)]
+pub struct RunInfo {
+    pub adapter: String,
+    pub backend: String,
+    pub driver: String,
+    pub compute_units: u32,
+    pub date: String,
+    /// This process's command line, without the `--bench` that `cargo bench` adds.
+    pub command: String,
+    /// How the runs were timed.
+    pub timing: &'static str,
+}
+
+impl RunInfo {
+    pub fn new(ctx: &FlashContext, timing: &'static str) -> RunInfo {
+        let caps = ctx.caps();
+        RunInfo {
+            adapter: caps.name.clone(),
+            backend: caps.backend.clone(),
+            driver: caps.driver.clone(),
+            compute_units: caps.compute_units,
+            date: utc_now(),
+            command: std::env::args()
+                .filter(|a| a != "--bench")
+                .collect::<Vec<_>>()
+                .join(" "),
+            timing,
+        }
+    }
+}
