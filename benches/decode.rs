@@ -31,6 +31,7 @@ mod common;
 use common::{max_err, median, poison, read_back};
 use std::io::Write;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::time::Instant;
 
 use clap::Parser;
@@ -134,6 +135,19 @@ struct Args {
     /// (the same values written by a compute pass, no staging copy).
     #[arg(long, value_enum, default_value_t = Fill::Host)]
     fill: Fill,
+    /// Allocate the K and V caches once, at the size the longest `--kv` needs, and write each
+    /// length's values into them, instead of new buffers per length (`--fill host` only).
+    #[arg(long)]
+    reuse_caches: bool,
+    /// With --reuse-caches: a length equal to the one before keeps the values already in the
+    /// caches instead of writing them again.
+    #[arg(long)]
+    keep_caches: bool,
+    /// After the caches of each length are written (or kept), also write this many MiB from the
+    /// host into a buffer of their own (made once): does a large transfer alone slow the steps
+    /// that follow?
+    #[arg(long, default_value_t = 0)]
+    scratch_write_mib: u32,
     /// Idle time after each cache upload has completed, before the first configuration's
     /// warm-up, milliseconds.
     #[arg(long, default_value_t = 0)]
@@ -170,6 +184,9 @@ enum Layout {
     PagedInOrder,
     ContiguousPadded,
 }
+
+/// The K and V caches' values as the host made them (for the oracle, and --keep-caches).
+type HostCaches = (Rc<Vec<u8>>, Rc<Vec<u8>>);
 
 /// How the caches reach device memory (`--fill`).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -398,21 +415,30 @@ fn gpu_fill(
 }
 
 fn upload(ctx: &FlashContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-    let buffer = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+    let buffer = storage_buffer(ctx, label, bytes.len() as u64);
+    write_in_pieces(ctx, &buffer, bytes);
+    buffer
+}
+
+fn storage_buffer(ctx: &FlashContext, label: &str, bytes: u64) -> wgpu::Buffer {
+    ctx.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        size: (bytes.len() as u64).next_multiple_of(4).max(4),
+        size: bytes.next_multiple_of(4).max(4),
         usage: wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
-    });
-    // In pieces: one staging copy of a multi-gigabyte cache would double the host memory.
+    })
+}
+
+/// `bytes` into the start of `buffer`, through `Queue::write_buffer` in pieces: one staging copy
+/// of a multi-gigabyte cache would double the host memory.
+fn write_in_pieces(ctx: &FlashContext, buffer: &wgpu::Buffer, bytes: &[u8]) {
     for (k, chunk) in bytes.chunks(256 << 20).enumerate() {
         ctx.queue()
-            .write_buffer(&buffer, (k as u64) << 28, &chunk[..chunk.len() / 4 * 4]);
+            .write_buffer(buffer, (k as u64) << 28, &chunk[..chunk.len() / 4 * 4]);
         ctx.queue().submit([]);
     }
-    buffer
 }
 
 fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
@@ -473,6 +499,21 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             return Err(format!("--kv {kv} + --pad-tokens {pad} overflows").into());
         }
     }
+    if u64::from(args.scratch_write_mib) << 20 > caps.max_buffer_size {
+        return Err(format!(
+            "--scratch-write-mib {}: more than this device's max_buffer_size ({} bytes)",
+            args.scratch_write_mib, caps.max_buffer_size
+        )
+        .into());
+    }
+    if args.keep_caches && !args.reuse_caches {
+        return Err(
+            "--keep-caches keeps what --reuse-caches wrote: it needs --reuse-caches".into(),
+        );
+    }
+    if args.reuse_caches && args.fill != Fill::Host {
+        return Err("--reuse-caches writes the caches from the host: it needs --fill host".into());
+    }
     let timing = if matches!(timer, StepTimer::Idle(None)) {
         "wall-clock"
     } else {
@@ -503,12 +544,34 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     };
     let mut rows = Vec::new();
     let mut all_ok = true;
+    // --reuse-caches: one pair of buffers for every length, as large as the longest needs (of
+    // those that fit a buffer), made at the first length.
+    let cache_bytes_of =
+        |kv: u32| u64::from(b) * u64::from(kv + pad) * u64::from(hkv) * u64::from(d) * dtype.size();
+    let reuse_bytes = args
+        .kv
+        .iter()
+        .map(|&kv| cache_bytes_of(kv))
+        .filter(|&bytes| bytes <= caps.max_buffer_size)
+        .max()
+        .unwrap_or(0);
+    let mut reused: Option<(wgpu::Buffer, wgpu::Buffer)> = None;
+    let mut reused_kv = None;
+    let mut host_values: Option<HostCaches> = None;
+    // --scratch-write-mib: a buffer of its own for the host's writes, and what is written.
+    let scratch = (args.scratch_write_mib > 0).then(|| {
+        let bytes = u64::from(args.scratch_write_mib) << 20;
+        (
+            storage_buffer(&ctx, "scratch", bytes),
+            vec![0x5au8; bytes as usize],
+        )
+    });
     for &kv in &args.kv {
         // One pair of cache buffers per length, shared by all layouts (padded rows only where
         // contiguous-padded is asked for).
         let cache_elems = b as usize * (kv + pad) as usize * hkv as usize * d as usize;
         // The bench holds each cache in one buffer (the library would take pages from several).
-        let cache_bytes = cache_elems as u64 * dtype.size();
+        let cache_bytes = cache_bytes_of(kv);
         if cache_bytes > caps.max_buffer_size {
             let why = format!(
                 "skipped: a {cache_bytes}-byte cache exceeds this device's max_buffer_size ({})",
@@ -524,14 +587,40 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         }
         // The GPU idles while the host fills the caches. A longer warm-up after that (3 s here
         // until bench-results/h200-2026-12-01-session18) was followed on the H200 by whole
-        // series of runs 2-4x slow; series like that came with 200 ms too (session19), so it
-        // was at most one trigger. By default the first configuration warms like the others;
+        // series of runs 2-4x slow; series like that came with 200 ms too (session19). They follow
+        // the GPU idling for a second or more, as it does while the host fills the caches, and
+        // not the upload (bench-results/h200-2026-12-01-session20, calls 10-12). By default the first configuration warms like the others;
         // --first-warmup-ms gives it a longer warm-up. Every run goes to the JSON (ms_runs).
         let mut warmup_ms = args.warmup_ms.max(args.first_warmup_ms);
-        let k_host = fill(cache_elems, args.seed + 1, dtype);
-        let v_host = fill(cache_elems, args.seed + 2, dtype);
+        // --keep-caches: the same length as the one before keeps the caches' values, on the host
+        // too (not computed again, so the GPU does not wait for them).
+        let kept = args.keep_caches && reused_kv == Some(kv);
+        let (k_host, v_host) = match &host_values {
+            Some((k, v)) if kept => (Rc::clone(k), Rc::clone(v)),
+            _ => (
+                Rc::new(fill(cache_elems, args.seed + 1, dtype)),
+                Rc::new(fill(cache_elems, args.seed + 2, dtype)),
+            ),
+        };
+        if args.keep_caches {
+            host_values = Some((Rc::clone(&k_host), Rc::clone(&v_host)));
+        }
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
         let (k, v) = match args.fill {
+            Fill::Host if args.reuse_caches => {
+                let (k, v) = reused.get_or_insert_with(|| {
+                    (
+                        storage_buffer(&ctx, "k_cache", reuse_bytes),
+                        storage_buffer(&ctx, "v_cache", reuse_bytes),
+                    )
+                });
+                if !kept {
+                    write_in_pieces(&ctx, k, &k_host);
+                    write_in_pieces(&ctx, v, &v_host);
+                }
+                reused_kv = Some(kv);
+                (k.clone(), v.clone())
+            }
             Fill::Host => (
                 upload(&ctx, "k_cache", &k_host),
                 upload(&ctx, "v_cache", &v_host),
@@ -541,6 +630,9 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 gpu_fill(&ctx, "v_cache", cache_elems, args.seed + 2, dtype),
             ),
         };
+        if let Some((buffer, bytes)) = &scratch {
+            write_in_pieces(&ctx, buffer, bytes);
+        }
         let q = upload(&ctx, "q", &q_host);
         let out_bytes = (b * sq * hq * d) as u64 * dtype.size();
         let out = upload(&ctx, "out", &vec![0u8; out_bytes as usize]);
