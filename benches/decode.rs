@@ -12,7 +12,7 @@
 //! pass (attention and the split-KV combine), median of `--runs` after a warm-up of at least
 //! `--warmup` steps and `--warmup-ms` of back-to-back steps (so that clocks have ramped up before
 //! timing: short steps on a cold GPU otherwise measure its idle clocks; `--first-warmup-ms` can
-//! lengthen it for the first configuration after each cache upload); without
+//! lengthen it for the first configuration of each length); without
 //! `TIMESTAMP_QUERY`, the wall time of submit + wait. By default each timed step is a submission
 //! of its own, started once the one before was read back (`--timing idle`); `--timing queued`
 //! (timestamps only) records all runs in one submission, each between its own timestamps and
@@ -120,8 +120,9 @@ struct Args {
     /// Untimed warm-up time per configuration, milliseconds (at least), spent on back-to-back steps.
     #[arg(long, default_value_t = 300)]
     warmup_ms: u64,
-    /// Untimed warm-up of the first configuration after each cache upload, milliseconds: the
-    /// larger of this and `--warmup-ms` applies (0: warmed like the rest).
+    /// Untimed warm-up of the first configuration of each length (after its caches are written,
+    /// or kept), milliseconds: the larger of this and `--warmup-ms` applies (0: warmed like the
+    /// rest).
     #[arg(long, default_value_t = 0)]
     first_warmup_ms: u64,
     /// How timed steps run: `idle` (each step its own submission, started on an idle GPU once
@@ -148,8 +149,8 @@ struct Args {
     /// that follow?
     #[arg(long, default_value_t = 0)]
     scratch_write_mib: u32,
-    /// Idle time after each cache upload has completed, before the first configuration's
-    /// warm-up, milliseconds.
+    /// Idle time once each length's caches are in place (written or kept), before its first
+    /// configuration's warm-up, milliseconds.
     #[arg(long, default_value_t = 0)]
     settle_ms: u64,
     /// Output rows checked against the f64 oracle per configuration.
@@ -318,8 +319,8 @@ fn element(seed: u64, e: usize, dtype: DType) -> f32 {
     }
 }
 
-/// `n` seeded values in the storage type's bytes (at most 2^32: element indices are 32-bit, as
-/// in the GPU's fill).
+/// `n` seeded values in the storage type's bytes (at most 2^32 - 1: element indices are 32-bit,
+/// as in the GPU's fill).
 fn fill(n: usize, seed: u64, dtype: DType) -> Vec<u8> {
     assert!(u32::try_from(n).is_ok(), "{n} elements: at most 2^32 - 1");
     let mut out = Vec::with_capacity(n * dtype.size() as usize);
@@ -350,19 +351,15 @@ fn gpu_fill(
     elems: usize,
     seed: u64,
     dtype: DType,
-) -> wgpu::Buffer {
+) -> Result<wgpu::Buffer, FlashError> {
     use wgpu::util::DeviceExt;
-    const WINDOW: u64 = 512 << 20;
     let device = ctx.device();
-    let bytes = elems as u64 * dtype.size();
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.next_multiple_of(4).max(4),
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
+    let limits = device.limits();
+    // At most 512 MiB, within the binding limit, on the offset alignment.
+    let align = u64::from(limits.min_storage_buffer_offset_alignment).max(4);
+    let window = (512u64 << 20).min(limits.max_storage_buffer_binding_size) / align * align;
+    let bytes = (elems as u64 * dtype.size()).next_multiple_of(4);
+    let buffer = storage_buffer(ctx, label, bytes);
     let kind = match dtype {
         DType::F32 => 0,
         DType::F16 => 1,
@@ -374,9 +371,8 @@ fn gpu_fill(
     );
     let pipeline = common::compute_pipeline(ctx, "fill cache", source, "fill");
     let mut encoder = device.create_command_encoder(&Default::default());
-    let mut keep = Vec::new();
-    for start in (0..bytes.next_multiple_of(4)).step_by(WINDOW as usize) {
-        let size = WINDOW.min(bytes.next_multiple_of(4) - start);
+    for start in (0..bytes).step_by(window as usize) {
+        let size = window.min(bytes - start);
         let params: [u32; 4] = [
             (start / dtype.size()) as u32,
             (size / 4) as u32,
@@ -406,12 +402,12 @@ fn gpu_fill(
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(4096, 1, 1);
-        drop(pass);
-        keep.push(uniform);
     }
     ctx.queue().submit([encoder.finish()]);
-    let _ = device.poll(wgpu::PollType::wait_indefinitely());
-    buffer
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| FlashError::Readback(e.to_string()))?;
+    Ok(buffer)
 }
 
 fn upload(ctx: &FlashContext, label: &str, bytes: &[u8]) -> wgpu::Buffer {
@@ -448,6 +444,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         "bf16" => DType::BF16,
         other => return Err(format!("unknown dtype {other}").into()),
     };
+    if args.keep_caches && !args.reuse_caches {
+        return Err(
+            "--keep-caches keeps what --reuse-caches wrote: it needs --reuse-caches".into(),
+        );
+    }
+    if args.reuse_caches && args.fill != Fill::Host {
+        return Err("--reuse-caches writes the caches from the host: it needs --fill host".into());
+    }
     let ctx = FlashContext::default_blocking()?;
     let caps = ctx.caps().clone();
     if args.runs == 0 {
@@ -498,6 +502,14 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         if kv.checked_add(pad).is_none() {
             return Err(format!("--kv {kv} + --pad-tokens {pad} overflows").into());
         }
+        // Element indices of the caches are 32-bit (in `fill` and on the GPU).
+        let elems = u64::from(args.batch)
+            * u64::from(kv + pad)
+            * u64::from(args.heads_kv)
+            * u64::from(args.dim);
+        if elems > u64::from(u32::MAX) {
+            return Err(format!("--kv {kv}: {elems} cache elements, at most 2^32 - 1").into());
+        }
     }
     if u64::from(args.scratch_write_mib) << 20 > caps.max_buffer_size {
         return Err(format!(
@@ -505,14 +517,6 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             args.scratch_write_mib, caps.max_buffer_size
         )
         .into());
-    }
-    if args.keep_caches && !args.reuse_caches {
-        return Err(
-            "--keep-caches keeps what --reuse-caches wrote: it needs --reuse-caches".into(),
-        );
-    }
-    if args.reuse_caches && args.fill != Fill::Host {
-        return Err("--reuse-caches writes the caches from the host: it needs --fill host".into());
     }
     let timing = if matches!(timer, StepTimer::Idle(None)) {
         "wall-clock"
@@ -587,14 +591,19 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         }
         // The GPU idles while the host fills the caches. A longer warm-up after that (3 s here
         // until bench-results/h200-2026-12-01-session18) was followed on the H200 by whole
-        // series of runs 2-4x slow; series like that came with 200 ms too (session19). They follow
-        // the GPU idling for a second or more, as it does while the host fills the caches, and
-        // not the upload (bench-results/h200-2026-12-01-session20, calls 10-12). By default the first configuration warms like the others;
-        // --first-warmup-ms gives it a longer warm-up. Every run goes to the JSON (ms_runs).
+        // series of runs 2-4x slow; series like that came with 200 ms too (session19). They come
+        // most often after the GPU has idled for a second or more, as it does here, and at times
+        // in the middle of a length (session20, calls 10-12). By default the first configuration
+        // warms like the others; --first-warmup-ms gives it a longer warm-up. Every run goes to
+        // the JSON (ms_runs).
         let mut warmup_ms = args.warmup_ms.max(args.first_warmup_ms);
         // --keep-caches: the same length as the one before keeps the caches' values, on the host
         // too (not computed again, so the GPU does not wait for them).
         let kept = args.keep_caches && reused_kv == Some(kv);
+        if !kept {
+            // The previous length's values go before the new ones are made.
+            host_values = None;
+        }
         let (k_host, v_host) = match &host_values {
             Some((k, v)) if kept => (Rc::clone(k), Rc::clone(v)),
             _ => (
@@ -626,8 +635,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                 upload(&ctx, "v_cache", &v_host),
             ),
             Fill::Gpu => (
-                gpu_fill(&ctx, "k_cache", cache_elems, args.seed + 1, dtype),
-                gpu_fill(&ctx, "v_cache", cache_elems, args.seed + 2, dtype),
+                gpu_fill(&ctx, "k_cache", cache_elems, args.seed + 1, dtype)?,
+                gpu_fill(&ctx, "v_cache", cache_elems, args.seed + 2, dtype)?,
             ),
         };
         if let Some((buffer, bytes)) = &scratch {

@@ -65,6 +65,10 @@ fn shader_files_are_valid_wgsl_as_they_stand() {
         include_str!("../benches/arith_rate.wgsl"),
         "arith_rate.wgsl",
     );
+    validate(
+        include_str!("../benches/fill_cache.wgsl"),
+        "fill_cache.wgsl",
+    );
 }
 
 #[test]

@@ -130,7 +130,8 @@ pub fn bind_group(
     })
 }
 
-/// What a benchmark's JSON report begins with: the adapter, when and how it ran.
+/// What a benchmark's JSON report begins with: the adapter, the command and how it timed (`date`:
+/// when the report was made, at the end of the run).
 #[derive(serde::Serialize)]
 pub struct RunInfo {
     pub adapter: String,
