@@ -19,9 +19,9 @@
 //! after a 256 MiB buffer clear, as triton's `do_bench` times the PyTorch peers.
 //! Every run's time goes to the JSON (`ms_runs`). Bandwidth counts the K and V bytes the step
 //! must read (each visible key once per KV head). The cache holds seeded random values, uploaded
-//! from the host or, with `--fill gpu`, written by a compute pass (no staging copy); the paged
-//! layout views the same buffers through a block table of `--page-size` pages, shuffled within
-//! each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
+//! from the host or, with `--fill gpu`, written by a compute pass (no staging copy, and no host
+//! copy: the oracle computes the elements it reads); the paged layout views the same buffers
+//! through a block table of `--page-size` pages, shuffled within each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
 //! tolerance makes the run exit nonzero. `--tune` also runs the split tuner
 //! (`autotune::tune_kv_cache`) after each length's configurations and times its winner as a row
 //! of its own ("(tuned)").
@@ -188,6 +188,23 @@ enum Layout {
 
 /// The K and V caches' values as the host made them (for the oracle, and --keep-caches).
 type HostCaches = (Rc<Vec<u8>>, Rc<Vec<u8>>);
+
+/// A cache's values as the oracle reads them: the host's copy, or (`--fill gpu`, where the host
+/// keeps none) computed element by element as `fill` and the GPU's fill compute them.
+enum CacheValues {
+    Bytes(Rc<Vec<u8>>),
+    Seeded(u64),
+}
+
+impl CacheValues {
+    fn at(&self, i: usize, dtype: DType) -> f64 {
+        match self {
+            CacheValues::Bytes(bytes) => value(bytes, i, dtype),
+            // Exact in every storage type, so no rounding to it is needed.
+            CacheValues::Seeded(seed) => f64::from(element(*seed, i, dtype)),
+        }
+    }
+}
 
 /// How the caches reach device memory (`--fill`).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -604,8 +621,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
             // The previous length's values go before the new ones are made.
             host_values = None;
         }
+        // --fill gpu: the host makes no copy of the caches; the oracle computes the elements it
+        // reads (so the GPU does not idle for the host before the first configuration).
         let (k_host, v_host) = match &host_values {
             Some((k, v)) if kept => (Rc::clone(k), Rc::clone(v)),
+            _ if args.fill == Fill::Gpu => (Rc::new(Vec::new()), Rc::new(Vec::new())),
             _ => (
                 Rc::new(fill(cache_elems, args.seed + 1, dtype)),
                 Rc::new(fill(cache_elems, args.seed + 2, dtype)),
@@ -614,6 +634,16 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         if args.keep_caches {
             host_values = Some((Rc::clone(&k_host), Rc::clone(&v_host)));
         }
+        let (k_values, v_values) = match args.fill {
+            Fill::Host => (
+                CacheValues::Bytes(Rc::clone(&k_host)),
+                CacheValues::Bytes(Rc::clone(&v_host)),
+            ),
+            Fill::Gpu => (
+                CacheValues::Seeded(args.seed + 1),
+                CacheValues::Seeded(args.seed + 2),
+            ),
+        };
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
         let (k, v) = match args.fill {
             Fill::Host if args.reuse_caches => {
@@ -719,7 +749,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                             args,
                             &problem,
                             table.as_deref(),
-                            [&q_host, &k_host, &v_host],
+                            &q_host,
+                            [&k_values, &v_values],
                             &got,
                         );
                         row.max_err = Some(err);
@@ -911,7 +942,8 @@ fn check(
     args: &Args,
     p: &KvCacheAttention,
     table: Option<&[u32]>,
-    [q, k, v]: [&[u8]; 3],
+    q: &[u8],
+    [k, v]: [&CacheValues; 2],
     got: &[f32],
 ) -> f64 {
     let (hq, hkv, d) = (p.heads_q as usize, p.heads_kv as usize, p.head_dim as usize);
@@ -951,10 +983,7 @@ fn check(
         let scores: Vec<f64> = (0..visible)
             .map(|j| {
                 let at = key_at(j);
-                p.scale() as f64
-                    * (0..d)
-                        .map(|c| qrow[c] * value(k, at + c, p.dtype))
-                        .sum::<f64>()
+                p.scale() as f64 * (0..d).map(|c| qrow[c] * k.at(at + c, p.dtype)).sum::<f64>()
             })
             .collect();
         let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -962,7 +991,7 @@ fn check(
         let sum: f64 = w.iter().sum();
         for c in 0..d {
             let o: f64 = (0..visible)
-                .map(|j| w[j] * value(v, key_at(j) + c, p.dtype))
+                .map(|j| w[j] * v.at(key_at(j) + c, p.dtype))
                 .sum::<f64>()
                 / sum;
             err = max_err(err, (got[row * d + c] as f64 - o).abs());
