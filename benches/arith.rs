@@ -25,6 +25,7 @@ use clap::Parser;
 use serde::Serialize;
 use std::path::PathBuf;
 use wgpu::util::DeviceExt;
+use wgpu_flash_attn::kernels::{block, with_block, with_header};
 use wgpu_flash_attn::timing::{time_pass, GpuTimer};
 use wgpu_flash_attn::FlashContext;
 
@@ -142,25 +143,22 @@ fn main() {
 /// The kernel's WGSL with the form's type and the workgroup size in place of its HEADER block, and
 /// its STEP block written `steps` times.
 fn kernel_source(form: Form, workgroup: u32, steps: u32) -> String {
-    let begin = KERNEL.find("// STEP BEGIN\n").expect("step start");
-    let end = KERNEL.find("// STEP END\n").expect("step end");
-    let kernel = format!(
-        "{}{}{}",
-        &KERNEL[..begin],
-        KERNEL[begin..end].repeat(steps as usize),
-        &KERNEL[end..]
+    let kernel = with_block(
+        KERNEL,
+        "STEP",
+        &block(KERNEL, "STEP").repeat(steps as usize),
     );
     let scalar = if form.f16 { "f16" } else { "f32" };
     let n = form.lanes;
     let lanes: Vec<String> = lane_offsets(form).map(|x| format!("{x:?}")).collect();
     let header = format!(
-        "const WG: u32 = {workgroup}u;\nalias T = vec{n}<{scalar}>;\nalias S = {scalar};\n\
+        "{}const WG: u32 = {workgroup}u;\nalias T = vec{n}<{scalar}>;\nalias S = {scalar};\n\
          alias F = vec{n}<f32>;\nconst FUSED: bool = {};\nconst LANES: T = T({});\n",
+        if form.f16 { "enable f16;\n" } else { "" },
         form.fused,
         lanes.join(", "),
     );
-    let enable = if form.f16 { "enable f16;\n" } else { "" };
-    format!("{enable}{}", common::with_header(&kernel, &header))
+    with_header(&kernel, &header)
 }
 
 /// What each lane adds to a chain's start value (`LANES` in the kernel): lane i of n adds i / n.

@@ -101,7 +101,7 @@ fn main() {
 
 /// The kernel's WGSL with the benchmark's constants in place of its HEADER block.
 fn kernel_source(workgroup: u32, loads: u32, flat: bool) -> String {
-    common::with_header(
+    wgpu_flash_attn::kernels::with_header(
         KERNEL,
         &format!(
             "const WG: u32 = {workgroup}u;\nconst LOADS: u32 = {loads}u;\nconst FLAT: bool = {flat};\n\

@@ -21,10 +21,10 @@
 //! must read (each visible key once per KV head). The cache holds seeded random values, uploaded
 //! from the host or, with `--fill gpu`, written by a compute pass (no staging copy, and no host
 //! copy: the oracle computes the elements it reads); the paged layout views the same buffers
-//! through a block table of `--page-size` pages, shuffled within each sequence's region. Sampled output rows are checked against an f64 oracle; an error above
-//! tolerance makes the run exit nonzero. `--tune` also runs the split tuner
-//! (`autotune::tune_kv_cache`) after each length's configurations and times its winner as a row
-//! of its own ("(tuned)").
+//! through a block table of `--page-size` pages, shuffled within each sequence's region. Sampled
+//! output rows are checked against an f64 oracle; an error above tolerance makes the run exit
+//! nonzero. `--tune` also runs the split tuner (`autotune::tune_kv_cache`) after each length's
+//! configurations and times its winner as a row of its own ("(tuned)").
 
 mod common;
 
@@ -186,22 +186,36 @@ enum Layout {
     ContiguousPadded,
 }
 
-/// The K and V caches' values as the host made them (for the oracle, and --keep-caches).
-type HostCaches = (Rc<Vec<u8>>, Rc<Vec<u8>>);
-
-/// A cache's values as the oracle reads them: the host's copy, or (`--fill gpu`, where the host
-/// keeps none) computed element by element as `fill` and the GPU's fill compute them.
+/// A cache's values as the oracle reads them: the host's copy (`--fill host`, which uploads it),
+/// or computed element by element from the seed's mix, as `fill` and the GPU's fill compute
+/// them (`--fill gpu`, where the host keeps none).
+#[derive(Clone)]
 enum CacheValues {
     Bytes(Rc<Vec<u8>>),
-    Seeded(u64),
+    Seeded(u32),
 }
 
 impl CacheValues {
+    fn new(fill_kind: Fill, elems: usize, seed: u64, dtype: DType) -> CacheValues {
+        match fill_kind {
+            Fill::Host => CacheValues::Bytes(Rc::new(fill(elems, seed, dtype))),
+            Fill::Gpu => CacheValues::Seeded(seed_mix(seed)),
+        }
+    }
+
     fn at(&self, i: usize, dtype: DType) -> f64 {
         match self {
             CacheValues::Bytes(bytes) => value(bytes, i, dtype),
             // Exact in every storage type, so no rounding to it is needed.
-            CacheValues::Seeded(seed) => f64::from(element(*seed, i, dtype)),
+            CacheValues::Seeded(mix) => f64::from(element(*mix, i, dtype)),
+        }
+    }
+
+    /// The host's copy, to upload (`--fill host` makes one).
+    fn bytes(&self) -> &[u8] {
+        match self {
+            CacheValues::Bytes(bytes) => bytes,
+            CacheValues::Seeded(_) => unreachable!("--fill gpu uploads nothing"),
         }
     }
 }
@@ -326,10 +340,15 @@ fn hash(x: u32) -> u32 {
     (w >> 22) ^ w
 }
 
-/// Element `e` of the values seeded by `seed`, as benches/fill_cache.wgsl writes them on the GPU:
-/// in [-1, 1), exactly representable in `dtype`.
-fn element(seed: u64, e: usize, dtype: DType) -> f32 {
-    let h = hash((e as u32).wrapping_add(hash(seed as u32)));
+/// What a seed adds to every element index before the hash (benches/fill_cache.wgsl's `seed`).
+fn seed_mix(seed: u64) -> u32 {
+    hash(seed as u32)
+}
+
+/// Element `e` of the values seeded with `seed_mix(seed) == mix`, as benches/fill_cache.wgsl
+/// writes them on the GPU: in [-1, 1), exactly representable in `dtype`.
+fn element(mix: u32, e: usize, dtype: DType) -> f32 {
+    let h = hash((e as u32).wrapping_add(mix));
     match dtype {
         DType::BF16 => ((h >> 25) as i32 - 64) as f32 / 64.0,
         _ => ((h >> 21) as i32 - 1024) as f32 / 1024.0,
@@ -340,9 +359,10 @@ fn element(seed: u64, e: usize, dtype: DType) -> f32 {
 /// as in the GPU's fill).
 fn fill(n: usize, seed: u64, dtype: DType) -> Vec<u8> {
     assert!(u32::try_from(n).is_ok(), "{n} elements: at most 2^32 - 1");
+    let mix = seed_mix(seed);
     let mut out = Vec::with_capacity(n * dtype.size() as usize);
     for e in 0..n {
-        let x = element(seed, e, dtype);
+        let x = element(mix, e, dtype);
         match dtype {
             DType::F32 => out.extend_from_slice(&x.to_le_bytes()),
             DType::F16 => out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes()),
@@ -360,10 +380,26 @@ fn value(bytes: &[u8], i: usize, dtype: DType) -> f64 {
     }
 }
 
-/// A cache buffer of `elems` seeded values written on the GPU by benches/fill_cache.wgsl (the
-/// same values as `fill`), in windows that each fit one storage binding; waits until written.
+/// benches/fill_cache.wgsl for `dtype`'s storage.
+fn fill_pipeline(ctx: &FlashContext, dtype: DType) -> wgpu::ComputePipeline {
+    let kind = match dtype {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::BF16 => 2,
+    };
+    let source = wgpu_flash_attn::kernels::with_header(
+        include_str!("fill_cache.wgsl"),
+        &format!("const KIND: u32 = {kind}u;\n"),
+    );
+    common::compute_pipeline(ctx, "fill cache", source, "fill")
+}
+
+/// A cache buffer of `elems` seeded values written on the GPU by `pipeline` (`fill_pipeline` of
+/// `dtype`; the same values as `fill`), in windows that each fit one storage binding; waits until
+/// written.
 fn gpu_fill(
     ctx: &FlashContext,
+    pipeline: &wgpu::ComputePipeline,
     label: &str,
     elems: usize,
     seed: u64,
@@ -377,23 +413,13 @@ fn gpu_fill(
     let window = (512u64 << 20).min(limits.max_storage_buffer_binding_size) / align * align;
     let bytes = (elems as u64 * dtype.size()).next_multiple_of(4);
     let buffer = storage_buffer(ctx, label, bytes);
-    let kind = match dtype {
-        DType::F32 => 0,
-        DType::F16 => 1,
-        DType::BF16 => 2,
-    };
-    let source = common::with_header(
-        include_str!("fill_cache.wgsl"),
-        &format!("const KIND: u32 = {kind}u;\n"),
-    );
-    let pipeline = common::compute_pipeline(ctx, "fill cache", source, "fill");
     let mut encoder = device.create_command_encoder(&Default::default());
     for start in (0..bytes).step_by(window as usize) {
         let size = window.min(bytes - start);
         let params: [u32; 4] = [
             (start / dtype.size()) as u32,
             (size / 4) as u32,
-            hash(seed as u32),
+            seed_mix(seed),
             0,
         ];
         let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -409,14 +435,14 @@ fn gpu_fill(
         let bind_group = common::bind_group(
             ctx,
             "fill cache",
-            &pipeline,
+            pipeline,
             &[
                 uniform.as_entire_binding(),
                 wgpu::BindingResource::Buffer(window),
             ],
         );
         let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
+        pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(4096, 1, 1);
     }
@@ -508,6 +534,11 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         .layouts
         .iter()
         .any(|l| matches!(l, Layout::Paged | Layout::PagedInOrder));
+    // Elements of one cache (K or V) of a length; 32-bit element indices (in `fill` and on the
+    // GPU) allow at most 2^32 - 1, checked below.
+    let cache_elems_of = |kv: u32| {
+        u64::from(args.batch) * u64::from(kv + pad) * u64::from(args.heads_kv) * u64::from(args.dim)
+    };
     for &kv in &args.kv {
         if paged && kv % args.page_size != 0 {
             return Err(format!(
@@ -519,11 +550,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         if kv.checked_add(pad).is_none() {
             return Err(format!("--kv {kv} + --pad-tokens {pad} overflows").into());
         }
-        // Element indices of the caches are 32-bit (in `fill` and on the GPU).
-        let elems = u64::from(args.batch)
-            * u64::from(kv + pad)
-            * u64::from(args.heads_kv)
-            * u64::from(args.dim);
+        let elems = cache_elems_of(kv);
         if elems > u64::from(u32::MAX) {
             return Err(format!("--kv {kv}: {elems} cache elements, at most 2^32 - 1").into());
         }
@@ -567,8 +594,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     let mut all_ok = true;
     // --reuse-caches: one pair of buffers for every length, as large as the longest needs (of
     // those that fit a buffer), made at the first length.
-    let cache_bytes_of =
-        |kv: u32| u64::from(b) * u64::from(kv + pad) * u64::from(hkv) * u64::from(d) * dtype.size();
+    let cache_bytes_of = |kv: u32| cache_elems_of(kv) * dtype.size();
     let reuse_bytes = args
         .kv
         .iter()
@@ -578,7 +604,8 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         .unwrap_or(0);
     let mut reused: Option<(wgpu::Buffer, wgpu::Buffer)> = None;
     let mut reused_kv = None;
-    let mut host_values: Option<HostCaches> = None;
+    let mut kept_values: Option<(CacheValues, CacheValues)> = None;
+    let fill_pipeline = (args.fill == Fill::Gpu).then(|| fill_pipeline(&ctx, dtype));
     // --scratch-write-mib: a buffer of its own for the host's writes, and what is written.
     let scratch = (args.scratch_write_mib > 0).then(|| {
         let bytes = u64::from(args.scratch_write_mib) << 20;
@@ -590,7 +617,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
     for &kv in &args.kv {
         // One pair of cache buffers per length, shared by all layouts (padded rows only where
         // contiguous-padded is asked for).
-        let cache_elems = b as usize * (kv + pad) as usize * hkv as usize * d as usize;
+        let cache_elems = cache_elems_of(kv) as usize;
         // The bench holds each cache in one buffer (the library would take pages from several).
         let cache_bytes = cache_bytes_of(kv);
         if cache_bytes > caps.max_buffer_size {
@@ -619,31 +646,20 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         let kept = args.keep_caches && reused_kv == Some(kv);
         if !kept {
             // The previous length's values go before the new ones are made.
-            host_values = None;
+            kept_values = None;
         }
         // --fill gpu: the host makes no copy of the caches; the oracle computes the elements it
         // reads (so the GPU does not idle for the host before the first configuration).
-        let (k_host, v_host) = match &host_values {
-            Some((k, v)) if kept => (Rc::clone(k), Rc::clone(v)),
-            _ if args.fill == Fill::Gpu => (Rc::new(Vec::new()), Rc::new(Vec::new())),
+        let (k_values, v_values) = match &kept_values {
+            Some(values) if kept => values.clone(),
             _ => (
-                Rc::new(fill(cache_elems, args.seed + 1, dtype)),
-                Rc::new(fill(cache_elems, args.seed + 2, dtype)),
+                CacheValues::new(args.fill, cache_elems, args.seed + 1, dtype),
+                CacheValues::new(args.fill, cache_elems, args.seed + 2, dtype),
             ),
         };
         if args.keep_caches {
-            host_values = Some((Rc::clone(&k_host), Rc::clone(&v_host)));
+            kept_values = Some((k_values.clone(), v_values.clone()));
         }
-        let (k_values, v_values) = match args.fill {
-            Fill::Host => (
-                CacheValues::Bytes(Rc::clone(&k_host)),
-                CacheValues::Bytes(Rc::clone(&v_host)),
-            ),
-            Fill::Gpu => (
-                CacheValues::Seeded(args.seed + 1),
-                CacheValues::Seeded(args.seed + 2),
-            ),
-        };
         let q_host = fill((b * sq * hq * d) as usize, args.seed, dtype);
         let (k, v) = match args.fill {
             Fill::Host if args.reuse_caches => {
@@ -654,27 +670,31 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
                     )
                 });
                 if !kept {
-                    write_in_pieces(&ctx, k, &k_host);
-                    write_in_pieces(&ctx, v, &v_host);
+                    write_in_pieces(&ctx, k, k_values.bytes());
+                    write_in_pieces(&ctx, v, v_values.bytes());
                 }
                 reused_kv = Some(kv);
                 (k.clone(), v.clone())
             }
             Fill::Host => (
-                upload(&ctx, "k_cache", &k_host),
-                upload(&ctx, "v_cache", &v_host),
+                upload(&ctx, "k_cache", k_values.bytes()),
+                upload(&ctx, "v_cache", v_values.bytes()),
             ),
-            Fill::Gpu => (
-                gpu_fill(&ctx, "k_cache", cache_elems, args.seed + 1, dtype)?,
-                gpu_fill(&ctx, "v_cache", cache_elems, args.seed + 2, dtype)?,
-            ),
+            Fill::Gpu => {
+                let pipeline = fill_pipeline.as_ref().expect("made for --fill gpu");
+                (
+                    gpu_fill(&ctx, pipeline, "k_cache", cache_elems, args.seed + 1, dtype)?,
+                    gpu_fill(&ctx, pipeline, "v_cache", cache_elems, args.seed + 2, dtype)?,
+                )
+            }
         };
         if let Some((buffer, bytes)) = &scratch {
             write_in_pieces(&ctx, buffer, bytes);
         }
         let q = upload(&ctx, "q", &q_host);
         let out_bytes = (b * sq * hq * d) as u64 * dtype.size();
-        let out = upload(&ctx, "out", &vec![0u8; out_bytes as usize]);
+        // Poisoned before each configuration: nothing to upload.
+        let out = storage_buffer(&ctx, "out", out_bytes);
         if args.settle_ms > 0 {
             ctx.device()
                 .poll(wgpu::PollType::wait_indefinitely())

@@ -75,14 +75,6 @@ pub async fn read_back(
     ctx.read(&staging).await
 }
 
-/// A benchmark kernel's WGSL with `header` in place of the lines between its `// HEADER BEGIN`
-/// and `// HEADER END` markers (whose defaults keep the file valid WGSL on its own).
-pub fn with_header(kernel: &str, header: &str) -> String {
-    let begin = kernel.find("// HEADER BEGIN\n").expect("header start");
-    let end = kernel.find("// HEADER END\n").expect("header end");
-    format!("{}{header}{}", &kernel[..begin], &kernel[end..])
-}
-
 /// A compute pipeline of `source`'s entry point `entry`, its bind group layout taken from the
 /// shader.
 pub fn compute_pipeline(

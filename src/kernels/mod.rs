@@ -267,17 +267,18 @@ fn shader_file(file: &'static str) -> &'static str {
 
 /// `source` with the lines between `// {name} BEGIN` and `// {name} END` replaced by `text` (the
 /// markers stay): the HEADER block of every shader file, and other blocks where a plan asks for
-/// them. Each marker must stand once, on a line of its own (indented with spaces or not), BEGIN
-/// first; a text that breaks that (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running
-/// it unchanged would build another kernel than the plan asks for.
-fn with_block(source: &str, name: &str, text: &str) -> String {
+/// them (public for the benchmarks' own kernels, which follow the same convention). Each marker
+/// must stand once, on a line of its own (indented with spaces or not), BEGIN first; a text that
+/// breaks that (a developer's copy, see [`SHADER_DIR_VAR`]) panics: running it unchanged would
+/// build another kernel than the plan asks for.
+pub fn with_block(source: &str, name: &str, text: &str) -> String {
     let at = block_lines(source, name);
     format!("{}{text}{}", &source[..at.start], &source[at.end..])
 }
 
 /// The lines of `source` between `// {name} BEGIN` and `// {name} END` (as [`with_block`]
 /// finds them).
-pub(crate) fn block<'a>(source: &'a str, name: &str) -> &'a str {
+pub fn block<'a>(source: &'a str, name: &str) -> &'a str {
     &source[block_lines(source, name)]
 }
 
@@ -312,9 +313,9 @@ fn block_lines(source: &str, name: &str) -> std::ops::Range<usize> {
     b[0] + begin.len()..end_line
 }
 
-/// Replaces the HEADER block of a shader file with `header`. The file's own block holds
-/// defaults that keep it valid WGSL on its own.
-pub(crate) fn with_header(source: &str, header: &str) -> String {
+/// Replaces the HEADER block of a shader file with `header` (an `enable f16;` in it goes first of
+/// all, as WGSL requires). The file's own block holds defaults that keep it valid WGSL on its own.
+pub fn with_header(source: &str, header: &str) -> String {
     let body = with_block(source, "HEADER", &header.replace("enable f16;\n", ""));
     // An `enable` directive must come before every declaration: put it first of all.
     if header.contains("enable f16;") {
