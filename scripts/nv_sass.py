@@ -14,8 +14,9 @@ is raw sm_90 instructions, 16 bytes each, which `nvdisasm -b SM90` reads. A file
 look like that is reported and skipped.
 
 For each file one line: all instructions, then those of the main loop (the backward branch that
-spans the most HMMA), by kind: moves (MOV, IMAD.MOV), HMMA, LDSM, LDG, STS, spills (STL/LDL, whole
-kernel), barriers, FSEL, FMUL, ISETP. With --sass, the full disassembly goes to OUT_DIR.
+spans the most HMMA, or in a kernel without HMMA the most global loads), by kind: moves (MOV,
+IMAD.MOV), HMMA, LDSM, LDG, STS, spills (STL/LDL, whole kernel), barriers, FSEL, FMUL, ISETP.
+With --sass, the full disassembly goes to OUT_DIR.
 """
 import collections
 import os
@@ -52,15 +53,19 @@ def disassemble(code, nvdisasm):
     return out.stdout
 
 
-def main_loop(instructions):
+def main_loop(instructions, kind=None):
+    """The loop (a backward branch's range) holding the most instructions whose name starts
+    with `kind`: by default HMMA, or global loads (LDG) in a kernel without HMMA."""
+    if kind is None:
+        kind = "HMMA" if any(op.startswith("HMMA") for _, op, _ in instructions) else "LDG"
     best = None
     for at, op, rest in instructions:
         target = re.search(r"0x([0-9a-f]+)", rest)
         if op == "BRA" and target and int(target.group(1), 16) < at:
             lo = int(target.group(1), 16)
-            hmma = sum(1 for a, o, _ in instructions if lo <= a <= at and o.startswith("HMMA"))
-            if best is None or hmma > best[2]:
-                best = (lo, at, hmma)
+            n = sum(1 for a, o, _ in instructions if lo <= a <= at and o.startswith(kind))
+            if best is None or n > best[2]:
+                best = (lo, at, n)
     if best is None:
         return []
     return [i for i in instructions if best[0] <= i[0] <= best[1]]
