@@ -14,8 +14,9 @@ is raw sm_90 instructions, 16 bytes each, which `nvdisasm -b SM90` reads. A file
 look like that is reported and skipped.
 
 For each file one line: all instructions, then those of the main loop (the backward branch that
-spans the most HMMA, or in a kernel without HMMA the most global loads), by kind: moves (MOV,
-IMAD.MOV), HMMA, LDSM, LDG, STS, spills (STL/LDL, whole kernel), barriers, FSEL, FMUL, ISETP.
+spans the most HMMA, or in a kernel without HMMA the most non-atomic global loads), by kind:
+moves (MOV, IMAD.MOV), HMMA, LDSM, LDG, STS, spills (STL/LDL, whole kernel), barriers, FSEL,
+FMUL, ISETP.
 With --sass, the full disassembly goes to OUT_DIR.
 """
 import collections
@@ -53,17 +54,27 @@ def disassemble(code, nvdisasm):
     return out.stdout
 
 
-def main_loop(instructions, kind=None):
-    """The loop (a backward branch's range) holding the most instructions whose name starts
-    with `kind`: by default HMMA, or global loads (LDG) in a kernel without HMMA."""
-    if kind is None:
-        kind = "HMMA" if any(op.startswith("HMMA") for _, op, _ in instructions) else "LDG"
+def plain_global_load(op):
+    """A global load that is not atomic (LDG.E..., without .STRONG)."""
+    return op.startswith("LDG.E") and ".STRONG" not in op
+
+
+def main_loop(instructions, counts=None):
+    """The loop (a backward branch's range, the first of equals) holding the most instructions
+    for which `counts(op)` holds: by default HMMA, or in a kernel without HMMA plain global loads
+    (atomic loads left out: the KV-cache kernel's merge loop has more of them than its key loop
+    has loads)."""
+    if counts is None:
+        if any(op.startswith("HMMA") for _, op, _ in instructions):
+            counts = lambda op: op.startswith("HMMA")  # noqa: E731
+        else:
+            counts = plain_global_load
     best = None
     for at, op, rest in instructions:
         target = re.search(r"0x([0-9a-f]+)", rest)
         if op == "BRA" and target and int(target.group(1), 16) < at:
             lo = int(target.group(1), 16)
-            n = sum(1 for a, o, _ in instructions if lo <= a <= at and o.startswith(kind))
+            n = sum(1 for a, o, _ in instructions if lo <= a <= at and counts(o))
             if best is None or n > best[2]:
                 best = (lo, at, n)
     if best is None:

@@ -289,17 +289,17 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         let kreg = load_keys(false, params.k, k_head, slots, n0, kv_end, stream, kx);
         let vreg = load_keys(true, params.v, v_head, slots, n0, kv_end, stream, kx);
         slots = key_slots(seq, n0 + stride, kv_end, stream);
-        // Row my_row's scores (log2 units) of this stream's keys.
+        // Row my_row's scores (log2 units) of this stream's keys. Each row's part is one chain of
+        // fma: dot() and then + compile to one instruction more per row, key and head_dim chunk
+        // after a lane's first (a multiply and an add where the chain has a multiply-add). On the
+        // H200 (d = 128: two chunks per lane) the step ran 1.7% faster at KV 32k and 0.8% at 128k
+        // (medians; bench-results/h200-2026-12-01-session21, call 6).
         var sc: array<f32, KK>;
         for (var u = 0u; u < KK; u++) {
             var kf: array<vec4<f32>, RKD>;
             for (var c = 0u; c < RKD; c++) {
                 kf[c] = kv_chunk(kreg[u * KVR + c / KV_PER], c % KV_PER);
             }
-            // A chain of fma per row: dot() and then + compile to one instruction more per row
-            // and key (a multiply and an add where the chain has a multiply-add). On the H200 the
-            // step ran 1.7% faster at KV 32k and 0.8% at 128k (medians;
-            // bench-results/h200-2026-12-01-session21, call 6).
             var x: array<f32, BM>;
             for (var r = 0u; r < BM; r++) {
                 var d = 0.0;

@@ -16,7 +16,7 @@ from nv_sass import INSTRUCTION, main_loop  # noqa: E402
 for path in sys.argv[1:]:
     text = open(path).read().splitlines()
     instructions = [(int(m.group(1), 16), m.group(2), m.group(3)) for m in map(INSTRUCTION.match, text) if m]
-    loop = main_loop(instructions, "LDG.E.128")
+    loop = main_loop(instructions, lambda op: op.startswith("LDG.E.128"))
     kinds = collections.Counter(op.split(".")[0] for _, op, _ in loop)
     loads = [k for k, (_, op, _) in enumerate(loop) if op.startswith("LDG")]
     counts = " ".join(f"{k} {kinds[k]}" for k in ("FFMA", "FMUL", "FADD", "HADD2", "SHFL", "FSEL", "CS2R", "LDS", "STS"))
