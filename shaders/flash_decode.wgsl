@@ -178,8 +178,8 @@ fn load_v(v_head: u32, rows: array<u32, KPT>, n0: u32, kv_end: u32, vx: u32, vy:
 
 // Partial dot products of Q with this thread's keys of the tile; the TXK parts of each score
 // meet in `red`. Chains of fma: dot() and then + take a multiply and an add where the chain has
-// a multiply-add; 1.3-1.4% faster on the H200 at KV 32k and 128k
-// (bench-results/h200-2026-12-01-session21, call 9).
+// a multiply-add; 1.4% faster on the H200 at KV 32k and 128k (medians;
+// bench-results/h200-2026-12-01-session21, call 9).
 fn tile_scores(kreg: ptr<function, array<Packed4, KK * RKD>>, kx: u32, kj: u32) {
     for (var r = 0u; r < BM; r++) {
         var part: array<f32, KK>;
