@@ -68,7 +68,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "128,256")]
     seqs: Vec<u32>,
     /// Storage types to sweep (f32, f16).
-    #[arg(long, value_delimiter = ',', default_value = "f32,f16", value_parser = parse_dtype)]
+    #[arg(long, value_delimiter = ',', default_value = "f32,f16", value_parser = str::parse::<DType>)]
     #[serde(skip)]
     dtypes: Vec<DType>,
     /// Causal mask: both, on or off.
@@ -149,15 +149,6 @@ enum Causal {
 enum OnOff {
     On,
     Off,
-}
-
-fn parse_dtype(s: &str) -> Result<DType, String> {
-    match s {
-        "f32" => Ok(DType::F32),
-        "f16" => Ok(DType::F16),
-        "bf16" => Ok(DType::BF16),
-        _ => Err(format!("unknown dtype {s:?} (expected f32 or f16)")),
-    }
 }
 
 fn parse_kernel(s: &str) -> Result<Option<Kernel>, String> {

@@ -481,12 +481,7 @@ fn write_in_pieces(ctx: &FlashContext, buffer: &wgpu::Buffer, bytes: &[u8]) {
 }
 
 fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
-    let dtype = match args.dtype.as_str() {
-        "f32" => DType::F32,
-        "f16" => DType::F16,
-        "bf16" => DType::BF16,
-        other => return Err(format!("unknown dtype {other}").into()),
-    };
+    let dtype: DType = args.dtype.parse()?;
     if args.keep_caches && !args.reuse_caches {
         return Err(
             "--keep-caches keeps what --reuse-caches wrote: it needs --reuse-caches".into(),

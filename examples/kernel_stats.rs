@@ -131,12 +131,7 @@ mod native {
         let mut variants = Vec::new();
         for &d in &args.dims {
             for dtype in &args.dtypes {
-                let dtype = match dtype.as_str() {
-                    "f32" => DType::F32,
-                    "f16" => DType::F16,
-                    "bf16" => DType::BF16,
-                    other => return Err(format!("unknown dtype {other:?}").into()),
-                };
+                let dtype: DType = dtype.parse()?;
                 // The kernel source depends on head_dim, dtype, tiles and options, not on the
                 // sequence length: a short one stays within every device's binding limits.
                 let problem = Attention::new(1, 2048 / d, 2048 / d, 1024, 1024, d)

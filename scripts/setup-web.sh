@@ -2,8 +2,8 @@
 # Installs what the browser build and its tests need, on top of scripts/setup.sh (source that
 # first; it adds the wasm32 Rust target): Debian's Chromium and its WebDriver (headless, WebGPU
 # on SwiftShader), wasm-bindgen's CLI at exactly the version of the wasm-bindgen crate in
-# Cargo.lock, and binaryen's wasm-opt from npm, pinned by scripts/web/package-lock.json (Debian's binaryen
-# produces broken wasm from wasm-bindgen's output). Quick when everything is already there.
+# Cargo.lock, and binaryen's wasm-opt from npm, pinned by scripts/web/package-lock.json
+# (Debian's binaryen produces broken wasm from wasm-bindgen's output). Quick when everything is already there.
 # Sourced from the repository root.
 
 web_packages=(chromium chromium-driver fonts-liberation python3)

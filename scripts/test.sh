@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: on Vulkan (a GPU driver, or Mesa's lavapipe), then again on wgpu's GL
-# backend (llvmpipe when no GPU driver is present), a check that the library and its test targets
-# build for wasm32, then in headless Chromium through WebGPU (scripts/test-web.sh), plus docs
+# backend (llvmpipe when no GPU driver is present), short runs of the benchmarks with their own
+# checks, a check that the library and its test targets build for wasm32, then in headless Chromium through WebGPU (scripts/test-web.sh), plus docs
 # without warnings.
 # A machine without any adapter fails here: the GPU tests never skip for lack of a device.
 set -euo pipefail
@@ -22,6 +22,15 @@ python3 benches/report.py bench-results/h200-2026-11-30/flash.json bench-results
 python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$report_dir/report.svg"
 grep -q "torch FlashAttention-2" "$report_dir/report.md"
 rm -r "$report_dir"
+
+echo "== the benchmarks run and pass their own checks (small defaults, on Vulkan)"
+# decode checks sampled rows against an f64 oracle and arith its sums and step counts; each exits
+# nonzero on a mismatch. The second decode run takes the other paths: caches written on the GPU,
+# and all runs in one submission (GpuTimer::with_pairs).
+WGPU_BACKEND=vulkan cargo bench --bench decode
+WGPU_BACKEND=vulkan cargo bench --bench decode -- --fill gpu --timing queued --kv 1024 --runs 4
+WGPU_BACKEND=vulkan cargo bench --bench arith
+WGPU_BACKEND=vulkan cargo bench --bench bandwidth
 
 echo "== the library and its test targets build for wasm32"
 # The native-only test files compile to nothing there; a native-only item used outside them fails.

@@ -37,6 +37,27 @@ impl DType {
     }
 }
 
+/// Parses the names [`DType::name`] gives (`f32`, `f16`, `bf16`), as the benchmarks and examples
+/// take them on their command lines.
+///
+/// ```
+/// use wgpu_flash_attn::DType;
+/// for d in [DType::F32, DType::F16, DType::BF16] {
+///     assert_eq!(d.name().parse::<DType>(), Ok(d));
+/// }
+/// assert!("fp16".parse::<DType>().is_err());
+/// ```
+impl std::str::FromStr for DType {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<DType, String> {
+        [DType::F32, DType::F16, DType::BF16]
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown dtype {s:?} (want f32, f16 or bf16)"))
+    }
+}
+
 /// Element strides of one 4-D tensor laid out as (batch, seq, head, head_dim).
 ///
 /// The head_dim stride is always 1 (the last dimension is contiguous, as in FlashAttention).

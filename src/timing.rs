@@ -1,5 +1,6 @@
-//! GPU time of one compute pass, through two timestamp queries (where the device has
-//! `TIMESTAMP_QUERY`). Used by the autotuner and the benchmarks.
+//! GPU time of compute passes, through a pair of timestamp queries each (where the device has
+//! `TIMESTAMP_QUERY`): one pass per submission, or several recorded back to back and read
+//! together ([`GpuTimer::with_pairs`]). Used by the autotuner and the benchmarks.
 //!
 //! ```no_run
 //! # async fn f(ctx: &wgpu_flash_attn::FlashContext) -> wgpu_flash_attn::Result<()> {

@@ -16,6 +16,7 @@ use common::{ctx, guarded_buffer, read_guarded, Inputs, LEAD};
 use kv::{check, check_on, make_step, shuffled_table};
 use wgpu_flash_attn::context::{from_dtype_bytes, to_dtype_bytes};
 use wgpu_flash_attn::kvcache;
+use wgpu_flash_attn::timing::GpuTimer;
 use wgpu_flash_attn::{
     merge_states, reference, Attention, DType, FlashContext, FlashError, KvCacheAttention,
     KvCacheBuffers, MergeBuffers, MergeStates, PrefillRoute, RotaryAngles, RotaryEmbedding,
@@ -672,6 +673,50 @@ fn timestamps_of_a_step_with_forward_passes() {
         let error = pollster::block_on(scope.pop());
         assert!(error.is_none(), "{begin:?} {end:?}: {error:?}");
     }
+}
+
+#[test]
+fn a_timer_of_several_passes_reads_each() {
+    // Three steps in one submission, each between its own pair of timestamps: three times, each
+    // a real interval (a pair left unresolved reads as 0 - 0, one resolved wrongly as garbage or
+    // a wrapped difference).
+    let ctx = ctx();
+    let Some(timer) = GpuTimer::with_pairs(ctx, 3) else {
+        eprintln!("SKIPPED: no TIMESTAMP_QUERY on this device");
+        return;
+    };
+    let p = KvCacheAttention::decode(4, 2, 32, 1, &[40, 100], 100);
+    let planned = ctx.plan_kv_cache(&p).unwrap();
+    let buf = |elems: u64| guarded_buffer(ctx, "t", &vec![0u8; (elems * 4) as usize]);
+    let (q, k, v, out) = (
+        buf(p.q_len()),
+        buf(p.cache_len()),
+        buf(p.cache_len()),
+        buf(p.q_len()),
+    );
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    for i in 0..timer.pairs() {
+        planned
+            .encode_timed(
+                &mut enc,
+                &KvCacheBuffers::new(&q, &k, &v, &out),
+                Some(timer.writes_at(i)),
+            )
+            .unwrap();
+    }
+    timer.resolve(&mut enc);
+    ctx.queue().submit([enc.finish()]);
+    let ms = pollster::block_on(timer.read_all_ms(ctx)).unwrap();
+    assert_eq!(ms.len(), 3);
+    for t in &ms {
+        assert!(t.is_finite() && *t > 0.0 && *t < 1e4, "{ms:?}");
+    }
+}
+
+#[test]
+#[should_panic(expected = "a GpuTimer times 1 to")]
+fn a_timer_of_no_passes_is_refused() {
+    GpuTimer::with_pairs(ctx(), 0);
 }
 
 #[test]
