@@ -23,7 +23,7 @@
 
 mod common;
 
-use common::{max_err, median, poison, utc_now};
+use common::{max_err, median, poison, read_back, utc_now};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -350,19 +350,14 @@ fn verify(
     oracle: &[reference::Row],
     encode: &mut Encode,
 ) -> wgpu_flash_attn::Result<f64> {
-    let device = ctx.device();
     poison(ctx, &bufs.out, bufs.out_bytes);
-    let read = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("out read"),
-        size: bufs.out_bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
     encode(&mut encoder, 0, None)?;
-    encoder.copy_buffer_to_buffer(&bufs.out, 0, &read, 0, bufs.out_bytes);
     ctx.queue().submit([encoder.finish()]);
-    let got = from_dtype_bytes(&pollster::block_on(ctx.read(&read))?, p.dtype);
+    let got = from_dtype_bytes(
+        &pollster::block_on(read_back(ctx, &bufs.out, bufs.out_bytes))?,
+        p.dtype,
+    );
     let so = p.strides_of(Tensor::O);
     let d = p.head_dim as usize;
     let mut err = 0.0f64;

@@ -22,6 +22,7 @@
 //! Queries, keys and values are seeded random numbers: the rest of the model is left out, and the
 //! cost of attention does not depend on the values.
 
+use wgpu_flash_attn::timing::GpuTimer;
 use wgpu_flash_attn::{
     DType, FlashContext, KvCacheAttention, KvCacheBuffers, PrefillRoute, RotaryEmbedding,
 };
@@ -104,21 +105,13 @@ impl Pages {
     }
 }
 
-struct Timer {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    read: wgpu::Buffer,
-    period_ns: f64,
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c = parse()?;
     let ctx = FlashContext::default_blocking()?;
     let caps = ctx.caps();
     println!("adapter: {} ({}, {})", caps.name, caps.backend, caps.driver);
-    if !caps.timestamp_query {
-        return Err("this example times steps with GPU timestamps (TIMESTAMP_QUERY)".into());
-    }
+    let timer = GpuTimer::new(&ctx)
+        .ok_or("this example times steps with GPU timestamps (TIMESTAMP_QUERY)")?;
     println!(
         "{} sequences decoding (contexts of {}..{} tokens), a {}-token prompt arrives; \
          heads {}/{}, d {}, f16, pages of {} tokens; prefill route {:?}",
@@ -170,26 +163,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cache_bytes = num_pages as u64 * c.page_size as u64 * row(c.heads_kv);
     let k_cache = buffer("k_cache", cache_bytes);
     let v_cache = buffer("v_cache", cache_bytes);
-    let timer = Timer {
-        set: device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("step timestamps"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2,
-        }),
-        resolve: device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size: 16,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        }),
-        read: device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size: 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        }),
-        period_ns: ctx.queue().get_timestamp_period() as f64,
-    };
 
     println!(
         "| schedule | steps | ITL p50 ms | ITL p99 ms | ITL max ms | prompt done after ms | host ms per step, plan / encode, p50 |"
@@ -258,19 +231,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 plan.encode_timed(
                     &mut encoder,
                     &KvCacheBuffers::new(&q, &k_cache, &v_cache, &out).new_kv(&k_new, &v_new),
-                    Some(wgpu::ComputePassTimestampWrites {
-                        query_set: &timer.set,
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
-                    }),
+                    Some(timer.writes()),
                 )?;
                 let encoded = host.elapsed().as_secs_f64() * 1e3 - planned;
-                encoder.resolve_query_set(&timer.set, 0..2, &timer.resolve, 0);
-                encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.read, 0, 16);
+                timer.resolve(&mut encoder);
                 ctx.queue().submit([encoder.finish()]);
-                let bytes = pollster::block_on(ctx.read(&timer.read))?;
-                let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
-                let ms = ticks[1].wrapping_sub(ticks[0]) as f64 * timer.period_ns * 1e-6;
+                let ms = pollster::block_on(timer.read_ms(&ctx))?;
                 if warm {
                     // One decode-only step and one mixed step, then start over.
                     if step == 0 {
