@@ -90,8 +90,12 @@ struct Args {
     /// The tensor-core tier's scores in registers (auto: where the device allows it; off:
     /// through workgroup memory; on: required). Rows that keep them in registers are named
     /// coop-matrix+regs.
-    #[arg(long, value_enum, default_value_t = Elements::Auto)]
-    coop_elements: Elements,
+    #[arg(long, value_enum, default_value_t = Switch::Auto)]
+    coop_elements: Switch,
+    /// Unroll the portable and subgroup kernels' products in the shader text (auto: as the device
+    /// family's entry says; on; off). The tiles column says which loops ran unrolled.
+    #[arg(long, value_enum, default_value_t = Switch::Auto)]
+    unroll: Switch,
     /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
     #[arg(long)]
     packed_f16: bool,
@@ -130,10 +134,21 @@ struct Args {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-enum Elements {
+enum Switch {
     Auto,
     On,
     Off,
+}
+
+impl Switch {
+    /// The plan option: `None` leaves the choice to the plan.
+    fn forced(self) -> Option<bool> {
+        match self {
+            Switch::Auto => None,
+            Switch::On => Some(true),
+            Switch::Off => Some(false),
+        }
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -212,6 +227,10 @@ struct Row {
     tiles: String,
     /// Q read from device memory in the score loop (forced tiles too large otherwise).
     stream_q: bool,
+    /// The Q K^T loop over the head dimension unrolled in the shader text.
+    unroll_qk: bool,
+    /// The P V loop over the key tile unrolled too.
+    unroll_pv: bool,
     flops: u64,
     flash_ms: Option<f64>,
     flash_tflops: Option<f64>,
@@ -387,6 +406,24 @@ fn random_inputs(n: u64, dtype: DType, rng: &mut ChaCha8Rng) -> Vec<f32> {
 
 fn fmt_opt(v: Option<f64>, prec: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.prec$}"))
+}
+
+/// The tiles column: the tiles, then how Q is read and which loops ran unrolled.
+fn tiles_label(row: &Row) -> String {
+    let mut notes = Vec::new();
+    if row.stream_q {
+        notes.push("Q streamed");
+    }
+    match (row.unroll_qk, row.unroll_pv) {
+        (true, true) => notes.push("Q K^T, P V unrolled"),
+        (true, false) => notes.push("Q K^T unrolled"),
+        _ => {}
+    }
+    if notes.is_empty() {
+        row.tiles.clone()
+    } else {
+        format!("{} ({})", row.tiles, notes.join("; "))
+    }
 }
 
 fn mb(bytes: u64) -> String {
@@ -630,11 +667,7 @@ fn print_row(row: &Row) {
         row.storage,
         if row.causal { "yes" } else { "no" },
         row.kernel,
-        if row.stream_q {
-            format!("{} (Q streamed)", row.tiles)
-        } else {
-            row.tiles.clone()
-        },
+        tiles_label(row),
         fmt_opt(row.flash_ms, 3),
         fmt_opt(row.flash_tflops, 4),
         row.flash_device_bytes.map_or("-".into(), mb),
@@ -670,6 +703,8 @@ fn empty_row(adapter: &str, p: &Attention) -> Row {
         kernel: "-".into(),
         tiles: "-".into(),
         stream_q: false,
+        unroll_qk: false,
+        unroll_pv: false,
         flops: p.flops(),
         flash_ms: None,
         flash_tflops: None,
@@ -733,11 +768,8 @@ fn bench_config(
             tiles,
             force_packed_f16: args.packed_f16,
             kernel,
-            coop_elements: match args.coop_elements {
-                Elements::Auto => None,
-                Elements::On => Some(true),
-                Elements::Off => Some(false),
-            },
+            coop_elements: args.coop_elements.forced(),
+            unroll: args.unroll.forced(),
         };
         let plan = match ctx.plan_with(p, options) {
             Ok(plan) => plan,
@@ -768,6 +800,8 @@ fn bench_config(
         );
         row.tiles = plan.plan().tiles.to_string();
         row.stream_q = plan.plan().stream_q;
+        row.unroll_qk = plan.plan().unroll_qk;
+        row.unroll_pv = plan.plan().unroll_pv;
         row.storage = plan.plan().storage.name().to_string();
         row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
         eprint!("  {} {} ... ", row.kernel, row.tiles);

@@ -113,6 +113,16 @@ def fmt(x, prec=1):
     return f"{x:.{prec}f}"
 
 
+def tiles_label(r):
+    """The tiles column: the tiles, then how Q is read and which loops ran unrolled."""
+    notes = []
+    if r.get("stream_q"):
+        notes.append("Q streamed")
+    if r.get("unroll_qk"):
+        notes.append("Q K^T, P V unrolled" if r.get("unroll_pv") else "Q K^T unrolled")
+    return f"{r['tiles']} ({'; '.join(notes)})" if notes else r["tiles"]
+
+
 def markdown(ours, peers, pts):
     lines = []
     for path, doc in ours:
@@ -157,7 +167,7 @@ def markdown(ours, peers, pts):
             err = r.get("flash_max_err")
             lines.append(
                 f"| {r['head_dim']} | {r['seq']} | {r['batch']} x {r['heads_q']} | {r['storage']} | "
-                f"{'yes' if r['causal'] else 'no'} | {r.get('kernel', 'portable')} | {r['tiles']}{' (Q streamed)' if r.get('stream_q') else ''} | "
+                f"{'yes' if r['causal'] else 'no'} | {r.get('kernel', 'portable')} | {tiles_label(r)} | "
                 f"{fmt(r.get('flash_ms'), 2)} | {fmt(r.get('flash_tflops'))} | {fmt(mb / 1e6 if mb else None, 0)} | "
                 f"{base} | {'-' if err is None else f'{err:.1e}'} | {'yes' if r.get('ok') else 'NO: ' + str(r.get('error'))} |")
         lines.append("")

@@ -250,6 +250,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
         for (var i = 0u; i < RM * RN; i++) {
             s[i] = 0.0;
         }
+        // The host unrolls this loop where the plan says so (Plan::unroll_qk): each read then takes
+        // a constant offset and no loop state moves between registers.
         for (var c = 0u; c < D4; c++) {
             // Every operand read once into registers, then the RM x RN outer product.
             var qv: array<vec4<f32>, RM>;
@@ -378,6 +380,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
 
         // O += P V for this thread's rows and vec4 columns, four keys at a time: RM vec4s of P
         // and 4 * RD4 vec4s of V per 16 * RM * RD4 multiply-adds.
+        // Unrolled by the host too where the plan says so (Plan::unroll_pv).
         for (var j4 = 0u; j4 < BN4; j4++) {
             var pv: array<vec4<f32>, RM>;
             for (var i = 0u; i < RM; i++) {

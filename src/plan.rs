@@ -255,6 +255,11 @@ pub struct PlanOptions {
     /// [`FlashContext::plan_with`](crate::FlashContext::plan_with), a
     /// [`FlashError::Unavailable`] with the probe's reason where the device's probe refused).
     pub coop_elements: Option<bool>,
+    /// Unroll the portable and subgroup kernels' products in the shader text ([`Plan::unroll_qk`],
+    /// [`Plan::unroll_pv`]): `None` where the device family's entry says so
+    /// ([`crate::tuning::unrolls_products`]), `Some(_)` forced either way. The tensor-core kernel
+    /// ignores it.
+    pub unroll: Option<bool>,
 }
 
 /// A validated, device-specific way to run one problem. Pure data; inspect it freely. Made only by
@@ -292,6 +297,18 @@ pub struct Plan {
     /// instead of two) where scores are in registers, head_dim <= 128 and two fit the device;
     /// else 1, as for the other kernels.
     pub coop_kv_tiles: u32,
+    /// The portable and subgroup kernels' Q K^T loop over the head dimension is unrolled in the
+    /// shader text, so that each read takes a constant offset from its row and no loop state
+    /// moves between registers. Faster on NVIDIA (H200, N = 8k, subgroup tier, f32 / f16: d = 128
+    /// 25.2 / 22.4 -> 29.6 / 31.1 TFLOP/s with `unroll_pv`; 12-37% at the other head dims from
+    /// 32 to 192, nearly 2x at 256), slower to compile, so the other families keep the loop until
+    /// it is measured there ([`crate::tuning::unrolls_products`]).
+    pub unroll_qk: bool,
+    /// The P V loop over the key tile is unrolled too: with `unroll_qk` where Q is streamed and
+    /// the head dim is at most [`UNROLL_PV_MAX_HEAD_DIM`] (H200, d = 128: 28.0 -> 29.3 TFLOP/s
+    /// f32). Slower where Q is held (d = 64: 22.8 -> 19.0) and above (d = 192, f16: 30.5 -> 18.9,
+    /// the register file full).
+    pub unroll_pv: bool,
     /// Number of groups the tensor-core kernel runs a banded (causal or windowed) problem's
     /// (batch, head) pairs in, one group after the other, each group's query blocks longest
     /// first ([`banded_groups`]); 1 elsewhere (unused).
@@ -341,6 +358,10 @@ fn key_tiles(p: &Attention, t: Tiles) -> u64 {
     per_head * p.batch as u64 * p.heads_q as u64
 }
 
+/// The largest head dim whose P V loop is unrolled ([`Plan::unroll_pv`]): measured faster at
+/// 96-160, slower at 192 (H200, BENCHMARKS.md, twenty-second round).
+pub const UNROLL_PV_MAX_HEAD_DIM: u32 = 160;
+
 /// Plans `problem` for a device, letting the tile table choose.
 pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
     plan_with(problem, caps, PlanOptions::default())
@@ -379,6 +400,10 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             feature: "SPIR-V passthrough with the probed fragment layout, the tensor-core tier and 32-lane subgroups",
         });
     }
+    let unroll_qk = kernel != Kernel::ForwardCoopMatrix
+        && options
+            .unroll
+            .unwrap_or_else(|| crate::tuning::unrolls_products(caps));
     let coop_kv_tiles = if kernel == Kernel::ForwardCoopMatrix {
         coop_kv_tiles(&tiles, d, coop_elements, caps)
     } else {
@@ -402,6 +427,8 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
             && crate::tuning::DeviceFamily::of(caps) == crate::tuning::DeviceFamily::Nvidia,
         coop_elements,
         coop_kv_tiles,
+        unroll_qk,
+        unroll_pv: unroll_qk && stream_q && d <= UNROLL_PV_MAX_HEAD_DIM,
         banded_groups: if kernel == Kernel::ForwardCoopMatrix && problem.banded() {
             banded_groups(grid, caps.compute_units)
         } else {

@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; above d = 64 first 128x32x8x32 with Q streamed | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4) |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; above d = 64 first 128x32x8x32 with Q streamed; products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6) |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -131,6 +131,19 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
         .iter()
         .find(|(f, _)| *f == family)
         .map_or(Vec::new(), |(_, t)| t.iter().copied().map(tiles).collect())
+}
+
+/// Families whose portable and subgroup kernels run with their products unrolled in the shader
+/// text ([`crate::plan::Plan::unroll_qk`]). On the H200 the unrolled loops ran 12-39% faster at
+/// head dims 32 to 192 and nearly 2x at 256 (f32 and f16, N = 8k; BENCHMARKS.md, twenty-second
+/// round); elsewhere they are not measured, and the text they make takes longer to compile (the
+/// forward tests on lavapipe: 37 s -> 97 s with Q K^T unrolled in every plan), so the loops stay.
+const UNROLLED_PRODUCTS: &[DeviceFamily] = &[DeviceFamily::Nvidia];
+
+/// Whether the portable and subgroup kernels unroll their products on this device (the plan's
+/// choice when [`crate::plan::PlanOptions::unroll`] does not force one).
+pub fn unrolls_products(caps: &DeviceCaps) -> bool {
+    UNROLLED_PRODUCTS.contains(&DeviceFamily::of(caps))
 }
 
 /// The generic list, largest first: what follows every family's own entries.

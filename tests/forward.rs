@@ -243,6 +243,42 @@ fn every_tile_candidate_that_fits() {
 }
 
 #[test]
+fn unrolled_products_match_the_oracle() {
+    // The products' loops unrolled in the shader text, as NVIDIA's plans have them: with Q held
+    // (a head dim of 9 vec4s, a key tile of 20 keys, not a multiple of 4) and with Q streamed
+    // (tiles too large to hold it, where P V unrolls too).
+    let unrolled = |tiles| PlanOptions {
+        unroll: Some(true),
+        tiles,
+        ..Default::default()
+    };
+    let odd = Tiles {
+        block_m: 12,
+        block_n: 20,
+        threads_x: 4,
+        threads_y: 6,
+    };
+    let p = Attention::new(1, 2, 1, 70, 91, 36)
+        .causal(true)
+        .with_lse(true);
+    for tiles in [None, Some(odd)] {
+        let plan = ctx().plan_with(&p, unrolled(tiles)).unwrap();
+        assert!(plan.plan().unroll_qk && !plan.plan().stream_q);
+        check(&p, unrolled(tiles), 51, 1.0);
+    }
+    let big = Tiles {
+        block_m: 64,
+        block_n: 32,
+        threads_x: 8,
+        threads_y: 16,
+    };
+    let p128 = Attention::new(1, 2, 1, 40, 75, 128);
+    let plan = ctx().plan_with(&p128, unrolled(Some(big))).unwrap();
+    assert!(plan.plan().stream_q && plan.plan().unroll_pv);
+    check(&p128, unrolled(Some(big)), 52, 1.0);
+}
+
+#[test]
 fn run_convenience_matches_encode() {
     let p = Attention::new(1, 2, 1, 33, 47, 16)
         .causal(true)

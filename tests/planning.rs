@@ -570,3 +570,42 @@ fn kv_cache_lanes_hold_a_bounded_share_of_each_tile() {
     }
     assert!(checked >= 100, "only {checked} cases had subgroup tiles");
 }
+
+#[test]
+fn products_unroll_on_nvidia_and_where_forced() {
+    let p = Attention::new(1, 8, 8, 4096, 4096, 128);
+    let p64 = Attention::new(1, 8, 8, 4096, 4096, 64);
+    let caps = nvidia(Some((32, 32)));
+    // NVIDIA: Q K^T always; P V where Q is streamed (the table's d = 128 tile), not where it is
+    // held (d = 64).
+    let streamed = plan(&p, &caps).unwrap();
+    assert!(streamed.stream_q && streamed.unroll_qk && streamed.unroll_pv);
+    let held = plan(&p64, &caps).unwrap();
+    assert!(!held.stream_q && held.unroll_qk && !held.unroll_pv);
+    // Above 160, P V's loop stays (its registers run out).
+    let p192 = Attention::new(1, 8, 8, 4096, 4096, 192);
+    let wide = plan(&p192, &caps).unwrap();
+    assert!(wide.stream_q && wide.unroll_qk && !wide.unroll_pv);
+    let portable = plan(&p, &nvidia(None)).unwrap();
+    assert_eq!(portable.kernel, Kernel::ForwardPortable);
+    assert!(portable.unroll_qk && portable.unroll_pv);
+    // Other families keep the loops unless forced; forcing works both ways.
+    let unroll = |on| PlanOptions {
+        unroll: Some(on),
+        ..Default::default()
+    };
+    for caps in [lavapipe(), DeviceCaps::webgpu_defaults()] {
+        let kept = plan(&p64, &caps).unwrap();
+        assert!(!kept.unroll_qk && !kept.unroll_pv, "{}", caps.name);
+        let on = plan_with(&p64, &caps, unroll(true)).unwrap();
+        assert!(on.unroll_qk && on.unroll_pv == on.stream_q, "{}", caps.name);
+    }
+    let off = plan_with(&p, &caps, unroll(false)).unwrap();
+    assert!(!off.unroll_qk && !off.unroll_pv);
+    // The tensor-core kernel has loops of its own: the option does not apply to it.
+    let mut coop = caps.clone();
+    coop.coop_matrix_f16 = true;
+    let tensor = plan_with(&p.clone().dtype(DType::F16), &coop, unroll(true)).unwrap();
+    assert_eq!(tensor.kernel, Kernel::ForwardCoopMatrix);
+    assert!(!tensor.unroll_qk && !tensor.unroll_pv);
+}

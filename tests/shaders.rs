@@ -127,6 +127,8 @@ fn every_forward_variant_validates_and_translates() {
                             force_packed_f16: packed,
                             kernel: Some(kernel),
                             coop_elements: None,
+                            // The products unrolled (as on NVIDIA) with every option on.
+                            unroll: Some(all),
                         },
                     ) else {
                         continue;

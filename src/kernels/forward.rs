@@ -76,7 +76,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let rd4 = (p.head_dim / 4).div_ceil(t.threads_x);
     // Measured on the H200 (d=128, N=8k, f32): 1.7 TFLOP/s with these loops left to the driver,
     // 10.3 unrolled, because the driver kept the register arrays in local memory.
-    super::ShaderText::new(SOURCE, header).unrolled(&[
+    let mut bounds = vec![
         ("RM", rm),
         ("RN", rn),
         ("RD4", rd4),
@@ -85,7 +85,15 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         ("TX", t.threads_x),
         ("4u", 4),
         ("LOADS", (t.block_n * p.head_dim / 4).div_ceil(t.threads())),
-    ])
+    ];
+    // The products' own loops, where the plan says so (Plan::unroll_qk, Plan::unroll_pv).
+    if plan.unroll_qk {
+        bounds.push(("D4", p.head_dim / 4));
+    }
+    if plan.unroll_pv {
+        bounds.push(("BN4", t.block_n.div_ceil(4)));
+    }
+    super::ShaderText::new(SOURCE, header).unrolled(&bounds)
 }
 
 /// WGSL for the row reductions: the subgroup tier combines the `threads_x` lanes of a row with a

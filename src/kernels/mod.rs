@@ -541,18 +541,33 @@ mod tests {
         caps.coop_matrix_f16 = true;
         caps.subgroup_sizes = Some((32, 32));
         let problem = Attention::new(1, 4, 2, 256, 256, 128).dtype(DType::F16);
+        // The portable and subgroup kernels with their products' loops unrolled too (Q streamed
+        // with the NVIDIA table's tiles, so that P V's unrolls as well).
+        let streamed = crate::tuning::streamed_q_tiles(
+            &DeviceCaps {
+                vendor: 0x10de,
+                ..caps.clone()
+            },
+            128,
+        )[0];
         let mut texts: Vec<ShaderText> = [
-            Kernel::ForwardPortable,
-            Kernel::ForwardSubgroup,
-            Kernel::ForwardCoopMatrix,
+            (Kernel::ForwardPortable, None),
+            (Kernel::ForwardSubgroup, None),
+            (Kernel::ForwardCoopMatrix, None),
+            (Kernel::ForwardPortable, Some(streamed)),
+            (Kernel::ForwardSubgroup, Some(streamed)),
         ]
         .into_iter()
-        .map(|kernel| {
+        .map(|(kernel, tiles)| {
             let options = PlanOptions {
                 kernel: Some(kernel),
+                tiles,
+                unroll: Some(tiles.is_some()),
                 ..Default::default()
             };
-            forward::shader_text(&crate::plan::plan_with(&problem, &caps, options).unwrap())
+            let plan = crate::plan::plan_with(&problem, &caps, options).unwrap();
+            assert_eq!(plan.unroll_pv, tiles.is_some());
+            forward::shader_text(&plan)
         })
         .collect();
         let step = KvCacheAttention::decode(32, 8, 128, 1, &[4096; 2], 4096).dtype(DType::F16);
