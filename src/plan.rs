@@ -305,7 +305,7 @@ pub struct Plan {
     /// it is measured there ([`crate::tuning::unrolls_products`]).
     pub unroll_qk: bool,
     /// The P V loop over the key tile is unrolled too: with `unroll_qk` where Q is streamed and
-    /// the head dim is at most [`UNROLL_PV_MAX_HEAD_DIM`] (H200, d = 128: 28.0 -> 29.3 TFLOP/s
+    /// the head dim is at most [`UNROLL_PV_MAX_HEAD_DIM`] (H200, d = 128: 28.0 -> 29.2 TFLOP/s
     /// f32). Slower where Q is held (d = 64: 22.8 -> 19.0) and above (d = 192, f16: 30.5 -> 18.9,
     /// the register file full).
     pub unroll_pv: bool,
@@ -358,8 +358,9 @@ fn key_tiles(p: &Attention, t: Tiles) -> u64 {
     per_head * p.batch as u64 * p.heads_q as u64
 }
 
-/// The largest head dim whose P V loop is unrolled ([`Plan::unroll_pv`]): measured faster at
-/// 96-160, slower at 192 (H200, BENCHMARKS.md, twenty-second round).
+/// The largest head dim whose P V loop is unrolled ([`Plan::unroll_pv`]): on the H200 unrolling it
+/// as well as Q K^T was faster at d = 128 and slower at 192; at 96 and 160 both unrolled beat both
+/// loops, P V's own share not measured (BENCHMARKS.md, twenty-second round).
 pub const UNROLL_PV_MAX_HEAD_DIM: u32 = 160;
 
 /// Plans `problem` for a device, letting the tile table choose.
