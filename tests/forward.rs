@@ -245,8 +245,8 @@ fn every_tile_candidate_that_fits() {
 #[test]
 fn unrolled_products_match_the_oracle() {
     // The products' loops unrolled in the shader text, as NVIDIA's plans have them: with Q held
-    // (a head dim of 9 vec4s, a key tile of 20 keys, not a multiple of 4) and with Q streamed
-    // (tiles too large to hold it, where P V unrolls too).
+    // (a head dim of 9 vec4s) and with Q streamed (a 128-row Q tile is over 64 KiB, so no device
+    // holds it; P V unrolls too, over 18 keys, not a multiple of 4).
     let unrolled = |tiles| PlanOptions {
         unroll: Some(true),
         tiles,
@@ -267,10 +267,10 @@ fn unrolled_products_match_the_oracle() {
         check(&p, unrolled(tiles), 51, 1.0);
     }
     let big = Tiles {
-        block_m: 64,
-        block_n: 32,
-        threads_x: 8,
-        threads_y: 16,
+        block_m: 128,
+        block_n: 18,
+        threads_x: 2,
+        threads_y: 32,
     };
     let p128 = Attention::new(1, 2, 1, 40, 75, 128);
     let plan = ctx().plan_with(&p128, unrolled(Some(big))).unwrap();
