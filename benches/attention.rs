@@ -93,7 +93,8 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Switch::Auto)]
     coop_elements: Switch,
     /// Unroll the portable and subgroup kernels' products in the shader text (auto: as the device
-    /// family's entry says; on; off). The tiles column says which loops ran unrolled.
+    /// family's entry says; on: Q K^T, and P V where the plan's rule allows; off). The tiles
+    /// column says which loops ran unrolled.
     #[arg(long, value_enum, default_value_t = Switch::Auto)]
     unroll: Switch,
     /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
@@ -804,7 +805,7 @@ fn bench_config(
         row.unroll_pv = plan.plan().unroll_pv;
         row.storage = plan.plan().storage.name().to_string();
         row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
-        eprint!("  {} {} ... ", row.kernel, row.tiles);
+        eprint!("  {} {} ... ", row.kernel, tiles_label(&row));
         match bench_flash(ctx, timer, args, p, &setup, &plan, &mut row) {
             Ok(()) => {}
             Err(e) => row.error = Some(e.to_string()),

@@ -77,6 +77,9 @@ mod native {
         /// Causal (the banded variant of each kernel).
         #[arg(long)]
         causal: bool,
+        /// The portable and subgroup kernels' products unrolled: auto (the plan's choice), on, off.
+        #[arg(long, default_value = "auto")]
+        unroll: String,
         /// Also the KV-cache decode kernel of the plan (batch 8, 32 query heads over
         /// --decode-heads-kv KV heads, d = 128, f16, --decode-kv cached keys, one new token).
         #[arg(long)]
@@ -154,6 +157,12 @@ mod native {
                         let options = PlanOptions {
                             kernel,
                             tiles,
+                            unroll: match args.unroll.as_str() {
+                                "auto" => None,
+                                "on" => Some(true),
+                                "off" => Some(false),
+                                other => return Err(format!("unknown --unroll {other:?}").into()),
+                            },
                             ..Default::default()
                         };
                         match ctx.plan_with(&problem, options) {
@@ -161,11 +170,16 @@ mod native {
                                 let plan = planned.plan();
                                 variants.push(Variant {
                                     label: format!(
-                                        "forward d={d} {dtype:?} causal={} {} {}{}",
+                                        "forward d={d} {dtype:?} causal={} {} {}{}{}",
                                         args.causal,
                                         plan.kernel.name(),
                                         plan.tiles,
                                         if plan.stream_q { " (Q streamed)" } else { "" },
+                                        match (plan.unroll_qk, plan.unroll_pv) {
+                                            (true, true) => " (Q K^T, P V unrolled)",
+                                            (true, false) => " (Q K^T unrolled)",
+                                            _ => "",
+                                        },
                                     ),
                                     source: forward::shader_source(plan),
                                     entry: "forward".into(),

@@ -232,7 +232,10 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // the loads ahead through a function at d = 64, 160 and 192 (up to 7% faster).
 // 10: banded problems run their query blocks longest first within groups of heads on the
 // tensor-core tier (up to 10% faster causal on the H200).
-const VERSION: u32 = 10;
+// 11: on NVIDIA the portable and subgroup kernels unroll their products (Plan::unroll_qk,
+// unroll_pv; 12-39% faster on the H200, by tile), so version-10 winners there were timed with
+// the loops.
+const VERSION: u32 = 11;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

@@ -257,8 +257,9 @@ pub struct PlanOptions {
     pub coop_elements: Option<bool>,
     /// Unroll the portable and subgroup kernels' products in the shader text ([`Plan::unroll_qk`],
     /// [`Plan::unroll_pv`]): `None` where the device family's entry says so
-    /// ([`crate::tuning::unrolls_products`]), `Some(_)` forced either way. The tensor-core kernel
-    /// ignores it.
+    /// ([`crate::tuning::unrolls_products`]); `Some(true)` unrolls Q K^T, and P V where
+    /// [`Plan::unroll_pv`]'s rule allows; `Some(false)` neither. The tensor-core kernel ignores
+    /// it.
     pub unroll: Option<bool>,
 }
 

@@ -136,8 +136,9 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
 /// Families whose portable and subgroup kernels run with their products unrolled in the shader
 /// text ([`crate::plan::Plan::unroll_qk`]). On the H200 the unrolled loops ran 12-39% faster at
 /// head dims 32 to 192 and nearly 2x at 256 (f32 and f16, N = 8k; BENCHMARKS.md, twenty-second
-/// round); elsewhere they are not measured, and the text they make takes longer to compile (the
-/// forward tests on lavapipe: 37 s -> 97 s with Q K^T unrolled in every plan), so the loops stay.
+/// round, on Vulkan; NVIDIA through DX12 or GL takes the same choice, unmeasured); elsewhere they
+/// are not measured, and the text they make takes longer to compile (about 2.5x for the forward
+/// tests on lavapipe in one run, BENCHMARKS.md), so the loops stay.
 const UNROLLED_PRODUCTS: &[DeviceFamily] = &[DeviceFamily::Nvidia];
 
 /// Whether the portable and subgroup kernels unroll their products on this device (the plan's

@@ -589,17 +589,34 @@ fn products_unroll_on_nvidia_and_where_forced() {
     let portable = plan(&p, &nvidia(None)).unwrap();
     assert_eq!(portable.kernel, Kernel::ForwardPortable);
     assert!(portable.unroll_qk && portable.unroll_pv);
-    // Other families keep the loops unless forced; forcing works both ways.
+    // Other families keep the loops unless forced; forcing works both ways, and P V unrolls
+    // with forced tiles that stream Q (lavapipe's limits allow them; WebGPU's defaults do not).
     let unroll = |on| PlanOptions {
         unroll: Some(on),
         ..Default::default()
     };
-    for caps in [lavapipe(), DeviceCaps::webgpu_defaults()] {
-        let kept = plan(&p64, &caps).unwrap();
-        assert!(!kept.unroll_qk && !kept.unroll_pv, "{}", caps.name);
-        let on = plan_with(&p64, &caps, unroll(true)).unwrap();
-        assert!(on.unroll_qk && on.unroll_pv == on.stream_q, "{}", caps.name);
+    let big = Tiles {
+        block_m: 128,
+        block_n: 18,
+        threads_x: 2,
+        threads_y: 32,
+    };
+    for other in [lavapipe(), DeviceCaps::webgpu_defaults()] {
+        let kept = plan(&p64, &other).unwrap();
+        assert!(!kept.unroll_qk && !kept.unroll_pv, "{}", other.name);
+        let on = plan_with(&p64, &other, unroll(true)).unwrap();
+        assert!(
+            on.unroll_qk && !on.stream_q && !on.unroll_pv,
+            "{}",
+            other.name
+        );
     }
+    let streamed = PlanOptions {
+        tiles: Some(big),
+        ..unroll(true)
+    };
+    let on = plan_with(&p, &lavapipe(), streamed).unwrap();
+    assert!(on.stream_q && on.unroll_qk && on.unroll_pv);
     let off = plan_with(&p, &caps, unroll(false)).unwrap();
     assert!(!off.unroll_qk && !off.unroll_pv);
     // The tensor-core kernel has loops of its own: the option does not apply to it.

@@ -1,6 +1,6 @@
 # Session 22, call 7: d = 192, where call 6's unrolled f16 ran slower than the loops (18.9 against
-# 25.0 TFLOP/s): registers and spills of the committed form (both products unrolled) and of the
-# loops; attention_a is a build whose plan unrolls P V only up to d = 160 (Q K^T still unrolled).
+# 25.0 TFLOP/s): registers and spills of the committed form (both products unrolled; kernel_stats
+# had no --unroll then, so the loops' were not taken); attention_a is a build whose plan unrolls P V only up to d = 160 (Q K^T still unrolled).
 # f32 and f16, N = 8k, non-causal, two rounds.
 source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
 tar xzf .device/bin.tgz -C .device
