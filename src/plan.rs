@@ -306,9 +306,11 @@ pub struct Plan {
     /// it is measured there ([`crate::tuning::unrolls_products`]).
     pub unroll_qk: bool,
     /// The P V loop over the key tile is unrolled too: with `unroll_qk` where Q is streamed and
-    /// the head dim is at most [`UNROLL_PV_MAX_HEAD_DIM`] (H200, d = 128: 28.0 -> 29.2 TFLOP/s
-    /// f32). Slower where Q is held (d = 64: 22.8 -> 19.0) and above (d = 192, f16: 30.5 -> 18.9,
-    /// the register file full).
+    /// each thread's output accumulators are at most [`UNROLL_PV_MAX_ACCUMULATORS`] floats
+    /// (H200, d = 128: 28.0 -> 29.2 TFLOP/s f32; d = 256 with 64x32x16x16 tiles: 22.9 / 25.6 ->
+    /// 24.3 / 27.8 f32 / f16). Slower where Q is held (d = 64: 22.8 -> 19.0) and with more
+    /// accumulators (d = 192 with 128x32x8x32 tiles, 96 of them, f16: 30.5 -> 18.9, the register
+    /// file full).
     pub unroll_pv: bool,
     /// Number of groups the tensor-core kernel runs a banded (causal or windowed) problem's
     /// (batch, head) pairs in, one group after the other, each group's query blocks longest
@@ -359,10 +361,19 @@ fn key_tiles(p: &Attention, t: Tiles) -> u64 {
     per_head * p.batch as u64 * p.heads_q as u64
 }
 
-/// The largest head dim whose P V loop is unrolled ([`Plan::unroll_pv`]): on the H200 unrolling it
-/// as well as Q K^T was faster at d = 128 and slower at 192; at 96 and 160 both unrolled beat both
-/// loops, P V's own share not measured (BENCHMARKS.md, twenty-second round).
-pub const UNROLL_PV_MAX_HEAD_DIM: u32 = 160;
+/// The most output accumulators (floats per thread: rows per thread times the head dim's vec4s
+/// per thread, times 4) with which the P V loop is unrolled ([`Plan::unroll_pv`]). On the H200
+/// unrolling it as well as Q K^T was faster with 64 (d = 128 with 128x32x8x32 tiles, and d = 256
+/// with 64x32x16x16) and slower with 96 (d = 192, 128x32x8x32); with 48 and 80 (d = 96 and 160)
+/// both unrolled beat both loops, P V's own share not measured (BENCHMARKS.md, twenty-second and
+/// twenty-third rounds).
+pub const UNROLL_PV_MAX_ACCUMULATORS: u32 = 80;
+
+/// Output accumulators per thread of the portable and subgroup kernels (see
+/// [`UNROLL_PV_MAX_ACCUMULATORS`]).
+fn output_accumulators(t: &Tiles, head_dim: u32) -> u32 {
+    (t.block_m / t.threads_y) * (head_dim / 4).div_ceil(t.threads_x) * 4
+}
 
 /// Plans `problem` for a device, letting the tile table choose.
 pub fn plan(problem: &Attention, caps: &DeviceCaps) -> Result<Plan> {
@@ -430,7 +441,9 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         coop_elements,
         coop_kv_tiles,
         unroll_qk,
-        unroll_pv: unroll_qk && stream_q && d <= UNROLL_PV_MAX_HEAD_DIM,
+        unroll_pv: unroll_qk
+            && stream_q
+            && output_accumulators(&tiles, d) <= UNROLL_PV_MAX_ACCUMULATORS,
         banded_groups: if kernel == Kernel::ForwardCoopMatrix && problem.banded() {
             banded_groups(grid, caps.compute_units)
         } else {
@@ -572,16 +585,22 @@ fn choose_kernel_and_tiles_in_memory(
             Ok((Kernel::ForwardSubgroup, tiles))
         }
         forced @ (None | Some(Kernel::ForwardPortable)) => {
+            let subgroup_fits = |t: &Tiles| {
+                forced.is_none()
+                    && caps.backend != BROWSER_BACKEND
+                    && check_tiles(Kernel::ForwardSubgroup, t, head_dim, caps).is_ok()
+            };
             let tiles = match options.tiles {
+                // Tiles that fit only without the portable tier's row-reduction buffer still
+                // run, on the subgroup tier.
+                Some(t) if subgroup_fits(&t) => t,
                 Some(t) => {
                     check_tiles(Kernel::ForwardPortable, &t, head_dim, caps)?;
                     t
                 }
                 None => choose_tiles(Kernel::ForwardPortable, head_dim, caps)?,
             };
-            let subgroup = forced.is_none()
-                && caps.backend != BROWSER_BACKEND
-                && check_tiles(Kernel::ForwardSubgroup, &tiles, head_dim, caps).is_ok();
+            let subgroup = subgroup_fits(&tiles);
             Ok((
                 if subgroup {
                     Kernel::ForwardSubgroup

@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; above d = 64 first 128x32x8x32 with Q streamed; products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6) |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; above d = 64 first 128x32x8x32 with Q streamed, then, where that one needs over 48 KiB (from d = 236; d = 204 without subgroups), 64x32x16x16 with Q streamed; products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -114,12 +114,17 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ];
 
 /// Tiles that read Q from device memory (through the cache) instead of holding it in workgroup
-/// memory, which frees room for bigger register blocks. The plan tries them first, for head dims
-/// above 64, on the families listed. On the H200 at d = 128, N = 8k, 128x32x8x32 with Q streamed
-/// ran at 24.6 TFLOP/s in f32 against 15.4 for the best tile holding Q (BENCHMARKS.md,
-/// `f32_tiles.json`).
+/// memory, which frees room for bigger register blocks. The plan tries them first, in order, for
+/// head dims above 64, on the families listed, and takes the first that fits. On the H200 at
+/// d = 128, N = 8k, 128x32x8x32 with Q streamed ran at 24.6 TFLOP/s in f32 against 15.4 for the
+/// best tile holding Q (BENCHMARKS.md, `f32_tiles.json`). From d = 236 it needs more than 48 KiB
+/// (from d = 204 without subgroups, whose row reductions take room too); there 64x32x16x16
+/// (4 x 2 scores and 4 x 4 output vec4s a thread) was the fastest of eight streamed tiles at
+/// d = 256: 22.9 / 25.6 TFLOP/s f32 / f16 against 12.3 / 12.1 for the 16x16x16x8 that
+/// the table's held-Q tiles came down to, and 24.4 / 27.8 with its P V unrolled as the plan now
+/// does (BENCHMARKS.md, twenty-third round).
 const STREAMED_Q_TILES: &[(DeviceFamily, &[TileRow])] =
-    &[(DeviceFamily::Nvidia, &[(128, 32, 8, 32)])];
+    &[(DeviceFamily::Nvidia, &[(128, 32, 8, 32), (64, 32, 16, 16)])];
 
 /// The streamed-Q tiles the plan tries first for this device and head dim (often none).
 pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {

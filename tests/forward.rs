@@ -246,7 +246,8 @@ fn every_tile_candidate_that_fits() {
 fn unrolled_products_match_the_oracle() {
     // The products' loops unrolled in the shader text, as NVIDIA's plans have them: with Q held
     // (a head dim of 9 vec4s) and with Q streamed (a 128-row Q tile is over 64 KiB, so no device
-    // holds it; P V unrolls too, over 18 keys, not a multiple of 4).
+    // holds it; P V unrolls too, over 18 keys, not a multiple of 4, with 64 accumulators a thread
+    // and rows of 9 threads, which do not divide the head dim's 32 vec4s).
     let unrolled = |tiles| PlanOptions {
         unroll: Some(true),
         tiles,
@@ -269,7 +270,7 @@ fn unrolled_products_match_the_oracle() {
     let big = Tiles {
         block_m: 128,
         block_n: 18,
-        threads_x: 2,
+        threads_x: 9,
         threads_y: 32,
     };
     let p128 = Attention::new(1, 2, 1, 40, 75, 128);

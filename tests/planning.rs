@@ -77,6 +77,37 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
 }
 
 #[test]
+fn the_largest_head_dims_take_the_second_streamed_tile() {
+    // The first streamed-Q tile up to where it fits 48 KiB (d = 232 on the subgroup tier), the
+    // second beyond, on both tiers; never the held-Q fallback.
+    let streamed = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 256);
+    assert_eq!(streamed.len(), 2);
+    for (d, subgroups, want) in [
+        (192, Some((32, 32)), streamed[0]),
+        (232, Some((32, 32)), streamed[0]),
+        (236, Some((32, 32)), streamed[1]),
+        (256, Some((32, 32)), streamed[1]),
+        (200, None, streamed[0]),
+        (204, None, streamed[1]),
+        (256, None, streamed[1]),
+    ] {
+        for dtype in [DType::F32, DType::F16] {
+            let p = Attention::new(1, 8, 8, 4096, 4096, d).dtype(dtype);
+            let planned = plan(&p, &nvidia(subgroups)).unwrap();
+            assert_eq!(planned.tiles, want, "d={d} {subgroups:?} {dtype:?}");
+            assert!(planned.stream_q, "d={d}");
+            assert!(planned.workgroup_bytes <= 49152, "d={d}");
+            let tier = if subgroups.is_some() {
+                Kernel::ForwardSubgroup
+            } else {
+                Kernel::ForwardPortable
+            };
+            assert_eq!(planned.kernel, tier, "d={d}");
+        }
+    }
+}
+
+#[test]
 fn rows_wider_than_the_smallest_subgroup_stay_portable_unless_forced() {
     // Subgroups of 8 to 64 lanes: rows of 16 lanes would straddle two subgroups of 8.
     let caps = nvidia(Some((8, 64)));
@@ -582,10 +613,15 @@ fn products_unroll_on_nvidia_and_where_forced() {
     assert!(streamed.stream_q && streamed.unroll_qk && streamed.unroll_pv);
     let held = plan(&p64, &caps).unwrap();
     assert!(!held.stream_q && held.unroll_qk && !held.unroll_pv);
-    // Above 160, P V's loop stays (its registers run out).
+    // With more than 80 output accumulators a thread, P V's loop stays (its registers run out):
+    // d = 192 with the first streamed tile (96); d = 256 takes the second, with 64.
     let p192 = Attention::new(1, 8, 8, 4096, 4096, 192);
     let wide = plan(&p192, &caps).unwrap();
     assert!(wide.stream_q && wide.unroll_qk && !wide.unroll_pv);
+    let p256 = Attention::new(1, 8, 8, 2048, 2048, 256);
+    let widest = plan(&p256, &caps).unwrap();
+    assert_ne!(widest.tiles, streamed.tiles);
+    assert!(widest.stream_q && widest.unroll_qk && widest.unroll_pv);
     let portable = plan(&p, &nvidia(None)).unwrap();
     assert_eq!(portable.kernel, Kernel::ForwardPortable);
     assert!(portable.unroll_qk && portable.unroll_pv);
@@ -598,7 +634,7 @@ fn products_unroll_on_nvidia_and_where_forced() {
     let big = Tiles {
         block_m: 128,
         block_n: 18,
-        threads_x: 2,
+        threads_x: 9,
         threads_y: 32,
     };
     for other in [lavapipe(), DeviceCaps::webgpu_defaults()] {
