@@ -487,7 +487,9 @@ pub fn banded_groups(grid: [u32; 3], compute_units: u32) -> u32 {
 /// (and with forced tiles); otherwise tiles come first (the forced ones, or the tile table's
 /// choice for this device) and the subgroup tier is used where the device has `SUBGROUP` and
 /// those tiles' rows fit a subgroup. Forced tiles whose Q tile does not fit workgroup memory
-/// stream Q instead.
+/// stream Q instead; forced tiles (and the table's streamed-Q tiles) that fit only without the
+/// portable tier's row-reduction buffer run on the subgroup tier, where it is offered. The
+/// table's held-Q tiles must fit the portable tier.
 fn choose_kernel_and_tiles(
     problem: &Attention,
     caps: &DeviceCaps,

@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; above d = 64 first 128x32x8x32 with Q streamed, then, where that one needs over 48 KiB (from d = 236; d = 204 without subgroups), 64x32x16x16 with Q streamed; products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 32-64 256x32x8x32; above d = 64 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -114,34 +114,47 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ];
 
 /// Tiles that read Q from device memory (through the cache) instead of holding it in workgroup
-/// memory, which frees room for bigger register blocks. The plan tries them first, in order, for
-/// head dims above 64, on the families listed, and takes the first that fits. On the H200 at
-/// d = 128, N = 8k, 128x32x8x32 with Q streamed ran at 24.6 TFLOP/s in f32 against 15.4 for the
-/// best tile holding Q (BENCHMARKS.md, `f32_tiles.json`). From d = 236 it needs more than 48 KiB
-/// (from d = 204 without subgroups, whose row reductions take room too); there 64x32x16x16
-/// (4 x 2 scores and 4 x 4 output vec4s a thread) was the fastest of eight streamed tiles at
-/// d = 256: 22.9 / 25.6 TFLOP/s f32 / f16 against 12.3 / 12.1 for the 16x16x16x8 that
-/// the table's held-Q tiles came down to, and 24.4 / 27.8 with its P V unrolled as the plan now
-/// does (BENCHMARKS.md, twenty-third round).
-const STREAMED_Q_TILES: &[(DeviceFamily, &[TileRow])] =
-    &[(DeviceFamily::Nvidia, &[(128, 32, 8, 32), (64, 32, 16, 16)])];
+/// memory, which frees room for bigger register blocks: per family, (smallest head dim, largest
+/// head dim, tiles). The plan tries the tiles of the range holding the head dim first, in order,
+/// and takes the first that fits. On the H200 (BENCHMARKS.md):
+/// - d = 32 to 64: 256x32x8x32 (8 x 4 scores a thread), against the held-Q 64x32x8x16 the family
+///   table gives: f32 / f16 29.5 / 26.4 TFLOP/s against 24.2 / 23.6 at d = 32, 18.7 / 18.8
+///   against 11.1 / 11.6 at d = 48, 33.7-33.8 / 32.4 against 22.9 / 23.7 at d = 64; causal 20.5
+///   / 19.5 against 20.5 / 18.3 at d = 32 and 24.3 / 23.2 against 18.7 / 16.7 at d = 64
+///   (twenty-third round; four other tiles, 128x32x8x32 among them, ran slower at 32 and 64).
+///   Below d = 32 not measured.
+/// - Above d = 64: 128x32x8x32, at d = 128 24.6 TFLOP/s in f32 against 15.4 for the best tile
+///   holding Q (`f32_tiles.json`, before the products were unrolled). From d = 236 it needs more
+///   than 48 KiB (from d = 204 on the portable tier, whose row-reduction buffer takes room too);
+///   there 64x32x16x16 (4 x 2 scores and 4 x 4 output vec4s a thread) was the fastest of eight
+///   streamed tiles at d = 256 timed with P V as a loop: 22.9 / 25.6 against 12.3 / 12.1 for the
+///   16x16x16x8 that the table's held-Q tiles came down to, and 24.4 / 27.8 with its P V unrolled
+///   as the plan now does (twenty-third round).
+const STREAMED_Q_TILES: &[(DeviceFamily, u32, u32, &[TileRow])] = &[
+    (DeviceFamily::Nvidia, 32, 64, &[(256, 32, 8, 32)]),
+    (
+        DeviceFamily::Nvidia,
+        68,
+        u32::MAX,
+        &[(128, 32, 8, 32), (64, 32, 16, 16)],
+    ),
+];
 
 /// The streamed-Q tiles the plan tries first for this device and head dim (often none).
 pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
-    if head_dim <= 64 {
-        return Vec::new();
-    }
     let family = DeviceFamily::of(caps);
     STREAMED_Q_TILES
         .iter()
-        .find(|(f, _)| *f == family)
-        .map_or(Vec::new(), |(_, t)| t.iter().copied().map(tiles).collect())
+        .find(|&&(f, lo, hi, _)| f == family && (lo..=hi).contains(&head_dim))
+        .map_or(Vec::new(), |(_, _, _, t)| {
+            t.iter().copied().map(tiles).collect()
+        })
 }
 
 /// Families whose portable and subgroup kernels run with their products unrolled in the shader
 /// text ([`crate::plan::Plan::unroll_qk`]). On the H200 the unrolled loops ran 12-39% faster at
-/// head dims 32 to 192 and nearly 2x at 256 (f32 and f16, N = 8k; BENCHMARKS.md, twenty-second
-/// round, on Vulkan; NVIDIA through DX12 or GL takes the same choice, unmeasured); elsewhere they
+/// head dims 32 to 192 and nearly 2x at 256 with the tiles the plan then chose (f32 and f16,
+/// N = 8k; BENCHMARKS.md, twenty-second round, on Vulkan; NVIDIA through DX12 or GL takes the same choice, unmeasured); elsewhere they
 /// are not measured, and the text they make takes longer to compile (about 2.5x for the forward
 /// tests on lavapipe in one run, BENCHMARKS.md), so the loops stay.
 const UNROLLED_PRODUCTS: &[DeviceFamily] = &[DeviceFamily::Nvidia];

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{check, ctx, Inputs};
-use wgpu_flash_attn::{Attention, DType, PlanOptions, Storage, Strides, Tensor, Tiles};
+use wgpu_flash_attn::{Attention, DType, Kernel, PlanOptions, Storage, Strides, Tensor, Tiles};
 
 /// Every storage path this adapter has: f32, native f16 (where SHADER_F16 is enabled), packed f16.
 fn storage_paths() -> Vec<(DType, PlanOptions)> {
@@ -245,9 +245,8 @@ fn every_tile_candidate_that_fits() {
 #[test]
 fn unrolled_products_match_the_oracle() {
     // The products' loops unrolled in the shader text, as NVIDIA's plans have them: with Q held
-    // (a head dim of 9 vec4s) and with Q streamed (a 128-row Q tile is over 64 KiB, so no device
-    // holds it; P V unrolls too, over 18 keys, not a multiple of 4, with 64 accumulators a thread
-    // and rows of 9 threads, which do not divide the head dim's 32 vec4s).
+    // (a head dim of 9 vec4s) and with Q streamed (Q tiles of 64 KiB and more, which no device
+    // holds with the rest; P V unrolls too, in one of them over 18 keys, not a multiple of 4).
     let unrolled = |tiles| PlanOptions {
         unroll: Some(true),
         tiles,
@@ -267,16 +266,40 @@ fn unrolled_products_match_the_oracle() {
         assert!(plan.plan().unroll_qk && !plan.plan().stream_q);
         check(&p, unrolled(tiles), 51, 1.0);
     }
-    let big = Tiles {
+    // 68 accumulators a thread, rows of 2 threads (the head dim's 33 vec4s do not divide), on
+    // both tiers where the device has subgroups; and 8 rows a thread, as NVIDIA's streamed tile
+    // for head dims 32 to 64 has them (here with 16 keys, so that it fits 32 KiB).
+    let odd_rows = Tiles {
         block_m: 128,
         block_n: 18,
-        threads_x: 9,
+        threads_x: 2,
+        threads_y: 128,
+    };
+    let eight_rows = Tiles {
+        block_m: 256,
+        block_n: 16,
+        threads_x: 8,
         threads_y: 32,
     };
-    let p128 = Attention::new(1, 2, 1, 40, 75, 128);
-    let plan = ctx().plan_with(&p128, unrolled(Some(big))).unwrap();
-    assert!(plan.plan().stream_q && plan.plan().unroll_pv);
-    check(&p128, unrolled(Some(big)), 52, 1.0);
+    let p132 = Attention::new(1, 2, 1, 40, 75, 132);
+    let p64 = Attention::new(1, 2, 2, 300, 270, 64).causal(true);
+    for (p, tiles, kernels) in [
+        (&p132, odd_rows, &[None, Some(Kernel::ForwardPortable)][..]),
+        (&p64, eight_rows, &[None][..]),
+    ] {
+        for &kernel in kernels {
+            let options = PlanOptions {
+                kernel,
+                ..unrolled(Some(tiles))
+            };
+            let plan = ctx().plan_with(p, options).unwrap();
+            assert!(
+                plan.plan().stream_q && plan.plan().unroll_pv,
+                "{tiles} {kernel:?}"
+            );
+            check(p, options, 52, 1.0);
+        }
+    }
 }
 
 #[test]

@@ -64,9 +64,25 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
     let without = plan(&p, &nvidia(None)).unwrap();
     assert_eq!(without.kernel, Kernel::ForwardPortable);
     assert_eq!(without.tiles, want);
-    // At d=64 the family's first tile holds Q in workgroup memory.
+    // At d=64 the streamed tile of that head dim, which fits only without the portable tier's
+    // row-reduction buffer: without subgroups the family's first tile, holding Q.
     let p64 = Attention::new(2, 32, 32, 8192, 8192, 64).dtype(DType::F16);
-    let held = plan(&p64, &nvidia(Some((32, 32)))).unwrap();
+    let streamed64 = plan(&p64, &nvidia(Some((32, 32)))).unwrap();
+    let want64 = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 64)[0];
+    assert_ne!(want64, want);
+    assert_eq!(streamed64.tiles, want64);
+    assert!(streamed64.stream_q);
+    assert_eq!(streamed64.kernel, Kernel::ForwardSubgroup);
+    // The same kernel text as the tile forced on the subgroup tier (as the benchmark times it).
+    let forced64 = plan_with(
+        &p64,
+        &nvidia(Some((32, 32))),
+        forced(Kernel::ForwardSubgroup, Some(want64)),
+    )
+    .unwrap();
+    let source = wgpu_flash_attn::kernels::forward::shader_source;
+    assert_eq!(source(&streamed64), source(&forced64));
+    let held = plan(&p64, &nvidia(None)).unwrap();
     assert_eq!(held.tiles, family_tiles(DeviceFamily::Nvidia)[0]);
     assert!(!held.stream_q);
     // The subgroup tier needs no row-reduction buffer in workgroup memory.
@@ -473,7 +489,7 @@ fn q_is_streamed_only_for_tiles_that_need_it() {
     )
     .unwrap();
     assert!(!kept.stream_q);
-    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, d > 64), on any
+    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, d >= 32), on any
     // family's limits, at any head dim.
     for caps in [caps.clone(), lavapipe(), DeviceCaps::webgpu_defaults()] {
         for d in (4..=256).step_by(4) {
@@ -608,11 +624,33 @@ fn products_unroll_on_nvidia_and_where_forced() {
     let p64 = Attention::new(1, 8, 8, 4096, 4096, 64);
     let caps = nvidia(Some((32, 32)));
     // NVIDIA: Q K^T always; P V where Q is streamed (the table's d = 128 tile), not where it is
-    // held (d = 64).
+    // held (d = 64 without subgroups).
     let streamed = plan(&p, &caps).unwrap();
     assert!(streamed.stream_q && streamed.unroll_qk && streamed.unroll_pv);
-    let held = plan(&p64, &caps).unwrap();
+    let held = plan(&p64, &nvidia(None)).unwrap();
     assert!(!held.stream_q && held.unroll_qk && !held.unroll_pv);
+    // The limit is inclusive: 80 accumulators at d = 160 with the first streamed tile.
+    let p160 = Attention::new(1, 8, 8, 4096, 4096, 160);
+    let at_limit = plan(&p160, &caps).unwrap();
+    assert_eq!(at_limit.tiles, streamed.tiles);
+    assert!(at_limit.stream_q && at_limit.unroll_pv);
+    // Forced tiles that stream Q but hold 256 accumulators a thread keep P V's loop.
+    let many = Tiles {
+        block_m: 128,
+        block_n: 18,
+        threads_x: 2,
+        threads_y: 32,
+    };
+    let forced_many = plan_with(
+        &p,
+        &caps,
+        PlanOptions {
+            tiles: Some(many),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(forced_many.stream_q && forced_many.unroll_qk && !forced_many.unroll_pv);
     // With more than 80 output accumulators a thread, P V's loop stays (its registers run out):
     // d = 192 with the first streamed tile (96); d = 256 takes the second, with 64.
     let p192 = Attention::new(1, 8, 8, 4096, 4096, 192);
@@ -634,9 +672,10 @@ fn products_unroll_on_nvidia_and_where_forced() {
     let big = Tiles {
         block_m: 128,
         block_n: 18,
-        threads_x: 9,
-        threads_y: 32,
+        threads_x: 2,
+        threads_y: 128,
     };
+    let p132 = Attention::new(1, 8, 8, 1024, 1024, 132);
     for other in [lavapipe(), DeviceCaps::webgpu_defaults()] {
         let kept = plan(&p64, &other).unwrap();
         assert!(!kept.unroll_qk && !kept.unroll_pv, "{}", other.name);
@@ -651,7 +690,7 @@ fn products_unroll_on_nvidia_and_where_forced() {
         tiles: Some(big),
         ..unroll(true)
     };
-    let on = plan_with(&p, &lavapipe(), streamed).unwrap();
+    let on = plan_with(&p132, &lavapipe(), streamed).unwrap();
     assert!(on.stream_q && on.unroll_qk && on.unroll_pv);
     let off = plan_with(&p, &caps, unroll(false)).unwrap();
     assert!(!off.unroll_qk && !off.unroll_pv);
