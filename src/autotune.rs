@@ -235,11 +235,12 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 11: on NVIDIA the portable and subgroup kernels unroll their products (Plan::unroll_qk,
 // unroll_pv; 12-39% faster on the H200, by tile), so version-10 winners there were timed with
 // the loops.
-// 12: on NVIDIA streamed-Q tiles are candidates at d = 32-64 too (256x32x8x32, up to 47% faster
-// than holding Q), a second one where the first does not fit (64x32x16x16, d = 256: about 2x the
-// fallback), and P V unrolls by the accumulators a thread holds, so version-11 winners at those
-// head dims were timed without them.
-const VERSION: u32 = 12;
+// 12: on NVIDIA a second streamed-Q tile is a candidate where the first does not fit
+// (64x32x16x16, d = 256: about 2x the fallback), and P V unrolls by the accumulators a thread
+// holds, so version-11 winners at those head dims were timed without either.
+// 13: on NVIDIA streamed-Q tiles are candidates at d = 32-64 too (256x32x8x32, up to 47% faster
+// than holding Q), which version-12 winners there were not timed against.
+const VERSION: u32 = 13;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

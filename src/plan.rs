@@ -513,7 +513,8 @@ fn choose_kernel_and_tiles(
         return Ok((Kernel::ForwardCoopMatrix, tiles, false));
     }
     if options.tiles.is_none() {
-        // Measured faster than every tile that holds Q, where the tuning table lists one.
+        // Measured faster than the tiles the table would hold Q with, where it lists one
+        // (tuning::streamed_q_tiles says where and by how much).
         for t in tuning::streamed_q_tiles(caps, head_dim) {
             let forced = PlanOptions {
                 tiles: Some(t),

@@ -118,11 +118,12 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 /// head dim, tiles). The plan tries the tiles of the range holding the head dim first, in order,
 /// and takes the first that fits. On the H200 (BENCHMARKS.md):
 /// - d = 32 to 64: 256x32x8x32 (8 x 4 scores a thread), against the held-Q 64x32x8x16 the family
-///   table gives: f32 / f16 29.5 / 26.4 TFLOP/s against 24.2 / 23.6 at d = 32, 18.7 / 18.8
+///   table gives: f32 / f16 29.5 / 26.4 TFLOP/s against 24.2 / 23.5-23.6 at d = 32, 18.7 / 18.8
 ///   against 11.1 / 11.6 at d = 48, 33.7-33.8 / 32.4 against 22.9 / 23.7 at d = 64; causal 20.5
 ///   / 19.5 against 20.5 / 18.3 at d = 32 and 24.3 / 23.2 against 18.7 / 16.7 at d = 64
 ///   (twenty-third round; four other tiles, 128x32x8x32 among them, ran slower at 32 and 64).
-///   Below d = 32 not measured.
+///   Below d = 32 not measured. It fits 48 KiB only on the subgroup tier (the portable tier's
+///   row-reduction buffer adds 8 KiB), so NVIDIA devices without subgroups hold Q there.
 /// - Above d = 64: 128x32x8x32, at d = 128 24.6 TFLOP/s in f32 against 15.4 for the best tile
 ///   holding Q (`f32_tiles.json`, before the products were unrolled). From d = 236 it needs more
 ///   than 48 KiB (from d = 204 on the portable tier, whose row-reduction buffer takes room too);

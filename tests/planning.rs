@@ -93,32 +93,54 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
 }
 
 #[test]
-fn the_largest_head_dims_take_the_second_streamed_tile() {
-    // The first streamed-Q tile up to where it fits 48 KiB (d = 232 on the subgroup tier), the
-    // second beyond, on both tiers; never the held-Q fallback.
-    let streamed = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 256);
-    assert_eq!(streamed.len(), 2);
+fn streamed_tiles_by_head_dim() {
+    // Below d = 32 Q is held; d = 32-64 takes the 256-row tile where subgroups make room for it;
+    // above, the first tile of the next range up to where it fits 48 KiB (d = 232 on the
+    // subgroup tier, 200 on the portable one), the second beyond; never the held-Q fallback.
+    let small = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 64);
+    let large = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 256);
+    assert_eq!(small.len(), 1);
+    assert_eq!(large.len(), 2);
+    assert!(wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 28).is_empty());
+    assert_eq!(
+        wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 68),
+        large
+    );
+    let sg = Some((32, 32));
     for (d, subgroups, want) in [
-        (192, Some((32, 32)), streamed[0]),
-        (232, Some((32, 32)), streamed[0]),
-        (236, Some((32, 32)), streamed[1]),
-        (256, Some((32, 32)), streamed[1]),
-        (200, None, streamed[0]),
-        (204, None, streamed[1]),
-        (256, None, streamed[1]),
+        (28, sg, None),
+        (32, sg, Some(small[0])),
+        (48, sg, Some(small[0])),
+        (64, sg, Some(small[0])),
+        (64, None, None),
+        (68, sg, Some(large[0])),
+        (192, sg, Some(large[0])),
+        (232, sg, Some(large[0])),
+        (236, sg, Some(large[1])),
+        (256, sg, Some(large[1])),
+        (68, None, Some(large[0])),
+        (200, None, Some(large[0])),
+        (204, None, Some(large[1])),
+        (256, None, Some(large[1])),
     ] {
         for dtype in [DType::F32, DType::F16] {
             let p = Attention::new(1, 8, 8, 4096, 4096, d).dtype(dtype);
             let planned = plan(&p, &nvidia(subgroups)).unwrap();
-            assert_eq!(planned.tiles, want, "d={d} {subgroups:?} {dtype:?}");
-            assert!(planned.stream_q, "d={d}");
-            assert!(planned.workgroup_bytes <= 49152, "d={d}");
+            let what = format!("d={d} {subgroups:?} {dtype:?} {:?}", planned.tiles);
+            match want {
+                Some(tiles) => {
+                    assert_eq!(planned.tiles, tiles, "{what}");
+                    assert!(planned.stream_q, "{what}");
+                }
+                None => assert!(!planned.stream_q, "{what}"),
+            }
+            assert!(planned.workgroup_bytes <= 49152, "{what}");
             let tier = if subgroups.is_some() {
                 Kernel::ForwardSubgroup
             } else {
                 Kernel::ForwardPortable
             };
-            assert_eq!(planned.kernel, tier, "d={d}");
+            assert_eq!(planned.kernel, tier, "{what}");
         }
     }
 }
@@ -489,7 +511,7 @@ fn q_is_streamed_only_for_tiles_that_need_it() {
     )
     .unwrap();
     assert!(!kept.stream_q);
-    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, d >= 32), on any
+    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, from d = 32), on any
     // family's limits, at any head dim.
     for caps in [caps.clone(), lavapipe(), DeviceCaps::webgpu_defaults()] {
         for d in (4..=256).step_by(4) {
