@@ -226,6 +226,10 @@ struct Row {
     /// The kernel tier that ran ("portable", "subgroup", "coop-matrix").
     kernel: String,
     tiles: String,
+    /// The tiles column of the table: the tiles with how Q is read and which loops ran unrolled
+    /// (`Plan::tiles_label`); the JSON has those as the fields around it.
+    #[serde(skip)]
+    tiles_label: String,
     /// Q read from device memory in the score loop (forced tiles too large otherwise).
     stream_q: bool,
     /// The Q K^T loop over the head dimension unrolled in the shader text.
@@ -407,24 +411,6 @@ fn random_inputs(n: u64, dtype: DType, rng: &mut ChaCha8Rng) -> Vec<f32> {
 
 fn fmt_opt(v: Option<f64>, prec: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.prec$}"))
-}
-
-/// The tiles column: the tiles, then how Q is read and which loops ran unrolled.
-fn tiles_label(row: &Row) -> String {
-    let mut notes = Vec::new();
-    if row.stream_q {
-        notes.push("Q streamed");
-    }
-    match (row.unroll_qk, row.unroll_pv) {
-        (true, true) => notes.push("Q K^T, P V unrolled"),
-        (true, false) => notes.push("Q K^T unrolled"),
-        _ => {}
-    }
-    if notes.is_empty() {
-        row.tiles.clone()
-    } else {
-        format!("{} ({})", row.tiles, notes.join("; "))
-    }
 }
 
 fn mb(bytes: u64) -> String {
@@ -668,7 +654,7 @@ fn print_row(row: &Row) {
         row.storage,
         if row.causal { "yes" } else { "no" },
         row.kernel,
-        tiles_label(row),
+        row.tiles_label,
         fmt_opt(row.flash_ms, 3),
         fmt_opt(row.flash_tflops, 4),
         row.flash_device_bytes.map_or("-".into(), mb),
@@ -703,6 +689,7 @@ fn empty_row(adapter: &str, p: &Attention) -> Row {
         causal: p.causal,
         kernel: "-".into(),
         tiles: "-".into(),
+        tiles_label: "-".into(),
         stream_q: false,
         unroll_qk: false,
         unroll_pv: false,
@@ -800,12 +787,13 @@ fn bench_config(
             }
         );
         row.tiles = plan.plan().tiles.to_string();
+        row.tiles_label = plan.plan().tiles_label();
         row.stream_q = plan.plan().stream_q;
         row.unroll_qk = plan.plan().unroll_qk;
         row.unroll_pv = plan.plan().unroll_pv;
         row.storage = plan.plan().storage.name().to_string();
         row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
-        eprint!("  {} {} ... ", row.kernel, tiles_label(&row));
+        eprint!("  {} {} ... ", row.kernel, row.tiles_label);
         match bench_flash(ctx, timer, args, p, &setup, &plan, &mut row) {
             Ok(()) => {}
             Err(e) => row.error = Some(e.to_string()),

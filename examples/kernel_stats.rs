@@ -170,16 +170,10 @@ mod native {
                                 let plan = planned.plan();
                                 variants.push(Variant {
                                     label: format!(
-                                        "forward d={d} {dtype:?} causal={} {} {}{}{}",
+                                        "forward d={d} {dtype:?} causal={} {} {}",
                                         args.causal,
                                         plan.kernel.name(),
-                                        plan.tiles,
-                                        if plan.stream_q { " (Q streamed)" } else { "" },
-                                        match (plan.unroll_qk, plan.unroll_pv) {
-                                            (true, true) => " (Q K^T, P V unrolled)",
-                                            (true, false) => " (Q K^T unrolled)",
-                                            _ => "",
-                                        },
+                                        plan.tiles_label(),
                                     ),
                                     source: forward::shader_source(plan),
                                     entry: "forward".into(),

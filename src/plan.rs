@@ -319,6 +319,25 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The tiles as reports name them: `BMxBNxTXxTY`, then how Q is read and which product loops
+    /// are unrolled, e.g. `128x32x8x32 (Q streamed; Q K^T, P V unrolled)`.
+    pub fn tiles_label(&self) -> String {
+        let mut notes = Vec::new();
+        if self.stream_q {
+            notes.push("Q streamed");
+        }
+        match (self.unroll_qk, self.unroll_pv) {
+            (true, true) => notes.push("Q K^T, P V unrolled"),
+            (true, false) => notes.push("Q K^T unrolled"),
+            _ => {}
+        }
+        if notes.is_empty() {
+            self.tiles.to_string()
+        } else {
+            format!("{} ({})", self.tiles, notes.join("; "))
+        }
+    }
+
     /// Bytes of the caller's tensors: Q, K, V, O and (when asked) LSE.
     pub fn tensor_bytes(&self) -> u64 {
         let p = &self.problem;

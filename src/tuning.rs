@@ -155,9 +155,11 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
 /// Families whose portable and subgroup kernels run with their products unrolled in the shader
 /// text ([`crate::plan::Plan::unroll_qk`]). On the H200 the unrolled loops ran 12-39% faster at
 /// head dims 32 to 192 and nearly 2x at 256 with the tiles the plan then chose (f32 and f16,
-/// N = 8k; BENCHMARKS.md, twenty-second round, on Vulkan; NVIDIA through DX12 or GL takes the same choice, unmeasured); elsewhere they
-/// are not measured, and the text they make takes longer to compile (about 2.5x for the forward
-/// tests on lavapipe in one run, BENCHMARKS.md), so the loops stay.
+/// N = 8k; BENCHMARKS.md, twenty-second round, on Vulkan; NVIDIA through DX12 or GL takes the
+/// same choice, unmeasured). Elsewhere they are not measured, and the text they make takes
+/// longer to compile (on lavapipe a benchmark run of 12 small configurations, mostly compiling,
+/// took about 2x as long unrolled; the command is in BENCHMARKS.md, twenty-second round), so the
+/// loops stay.
 const UNROLLED_PRODUCTS: &[DeviceFamily] = &[DeviceFamily::Nvidia];
 
 /// Whether the portable and subgroup kernels unroll their products on this device (the plan's

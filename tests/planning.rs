@@ -649,8 +649,16 @@ fn products_unroll_on_nvidia_and_where_forced() {
     // held (d = 64 without subgroups).
     let streamed = plan(&p, &caps).unwrap();
     assert!(streamed.stream_q && streamed.unroll_qk && streamed.unroll_pv);
+    assert_eq!(
+        streamed.tiles_label(),
+        format!("{} (Q streamed; Q K^T, P V unrolled)", streamed.tiles)
+    );
     let held = plan(&p64, &nvidia(None)).unwrap();
     assert!(!held.stream_q && held.unroll_qk && !held.unroll_pv);
+    assert_eq!(
+        held.tiles_label(),
+        format!("{} (Q K^T unrolled)", held.tiles)
+    );
     // The limit is inclusive: 80 accumulators at d = 160 with the first streamed tile.
     let p160 = Attention::new(1, 8, 8, 4096, 4096, 160);
     let at_limit = plan(&p160, &caps).unwrap();
@@ -716,6 +724,7 @@ fn products_unroll_on_nvidia_and_where_forced() {
     assert!(on.stream_q && on.unroll_qk && on.unroll_pv);
     let off = plan_with(&p, &caps, unroll(false)).unwrap();
     assert!(!off.unroll_qk && !off.unroll_pv);
+    assert_eq!(off.tiles_label(), format!("{} (Q streamed)", off.tiles));
     // The tensor-core kernel has loops of its own: the option does not apply to it.
     let mut coop = caps.clone();
     coop.coop_matrix_f16 = true;
