@@ -240,7 +240,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // holds, so version-11 winners at those head dims were timed without either.
 // 13: on NVIDIA streamed-Q tiles are candidates at d = 32-64 too (256x32x8x32, up to 47% faster
 // than holding Q), which version-12 winners there were not timed against.
-const VERSION: u32 = 13;
+// 14: on NVIDIA the streamed-Q tiles have their lanes fitted to the head dim up to d = 128 and
+// start at d = 16 (up to 3x faster there), which version-13 winners were not timed against.
+const VERSION: u32 = 14;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

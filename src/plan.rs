@@ -205,7 +205,7 @@ impl Tiles {
             + 4 * self.block_m * self.threads_x
     }
 
-    fn well_formed(&self) -> bool {
+    pub(crate) fn well_formed(&self) -> bool {
         self.threads_x > 0
             && self.threads_y > 0
             && self.block_m % self.threads_y == 0

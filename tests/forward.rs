@@ -282,9 +282,29 @@ fn unrolled_products_match_the_oracle() {
         threads_x: 8,
         threads_y: 32,
     };
+    // Rows of 2 and 4 lanes with 5 and 3 vec4s a lane, as the streamed tiles fitted to head dims
+    // 40 and 48 have them (`tuning::lanes_fitted`).
+    let two_lanes = Tiles {
+        block_m: 256,
+        block_n: 8,
+        threads_x: 2,
+        threads_y: 128,
+    };
+    let four_lanes = Tiles {
+        threads_x: 4,
+        threads_y: 64,
+        ..two_lanes
+    };
     let p132 = Attention::new(1, 2, 1, 40, 75, 132);
     let p64 = Attention::new(1, 2, 2, 300, 270, 64).causal(true);
-    for (p, tiles) in [(&p132, odd_rows), (&p64, eight_rows)] {
+    let p40 = Attention::new(1, 2, 1, 280, 90, 40).with_lse(true);
+    let p48 = Attention::new(2, 2, 1, 270, 300, 48).causal(true);
+    for (p, tiles) in [
+        (&p132, odd_rows),
+        (&p64, eight_rows),
+        (&p40, two_lanes),
+        (&p48, four_lanes),
+    ] {
         let plan = ctx().plan_with(p, unrolled(Some(tiles))).unwrap();
         assert!(plan.plan().stream_q && plan.plan().unroll_pv, "{tiles}");
         check(p, unrolled(Some(tiles)), 52, 1.0);

@@ -94,31 +94,45 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
 
 #[test]
 fn streamed_tiles_by_head_dim() {
-    // Below d = 32 Q is held; d = 32-64 takes the 256-row tile where subgroups make room for it;
-    // above, the first tile of the next range up to where it fits 48 KiB (d = 232 on the
-    // subgroup tier, 200 on the portable one), the second beyond; never the held-Q fallback.
-    let small = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 64);
-    let large = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 256);
+    // Below d = 16 Q is held; d = 16-64 takes the 256-row tile where subgroups make room for it
+    // (the portable tier's row-reduction buffer is smaller with fewer lanes a row); above, the
+    // first tile of the next range up to where it fits 48 KiB (d = 232 on the subgroup tier, 200
+    // on the portable one), the second beyond; never the held-Q fallback. Up to d = 128 the
+    // rows' lanes split the head dim's vec4s evenly, where at least two lanes can.
+    let tuning_tiles = |d| wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), d);
+    let small = tuning_tiles(64);
+    let large = tuning_tiles(256);
     assert_eq!(small.len(), 1);
     assert_eq!(large.len(), 2);
-    assert!(wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 28).is_empty());
-    assert_eq!(
-        wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 68),
-        large
-    );
+    assert!(tuning_tiles(12).is_empty());
+    assert_eq!(tuning_tiles(68), large);
+    assert_eq!(tuning_tiles(136), large);
+    let t = |s: &str| s.parse::<Tiles>().unwrap();
     let sg = Some((32, 32));
     for (d, subgroups, want) in [
-        (28, sg, None),
+        (12, sg, None),
+        (16, sg, Some(t("256x32x4x64"))),
+        (16, None, Some(t("256x32x4x64"))),
+        (20, sg, Some(small[0])),
+        (24, sg, Some(t("256x32x2x128"))),
+        (28, sg, Some(small[0])),
         (32, sg, Some(small[0])),
-        (48, sg, Some(small[0])),
+        (40, sg, Some(t("256x32x2x128"))),
+        (48, sg, Some(t("256x32x4x64"))),
         (64, sg, Some(small[0])),
         (64, None, None),
         (68, sg, Some(large[0])),
+        (72, sg, Some(t("128x32x2x128"))),
+        (80, sg, Some(t("128x32x4x64"))),
+        (120, sg, Some(t("128x32x2x128"))),
+        (128, sg, Some(large[0])),
+        (136, sg, Some(large[0])),
         (192, sg, Some(large[0])),
         (232, sg, Some(large[0])),
         (236, sg, Some(large[1])),
         (256, sg, Some(large[1])),
         (68, None, Some(large[0])),
+        (80, None, Some(t("128x32x4x64"))),
         (200, None, Some(large[0])),
         (204, None, Some(large[1])),
         (256, None, Some(large[1])),
@@ -511,7 +525,7 @@ fn q_is_streamed_only_for_tiles_that_need_it() {
     )
     .unwrap();
     assert!(!kept.stream_q);
-    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, from d = 32), on any
+    // Plans stream Q only with the tuning table's streamed-Q tiles (NVIDIA, from d = 16), on any
     // family's limits, at any head dim.
     for caps in [caps.clone(), lavapipe(), DeviceCaps::webgpu_defaults()] {
         for d in (4..=256).step_by(4) {
