@@ -245,7 +245,7 @@ fn every_tile_candidate_that_fits() {
 #[test]
 fn unrolled_products_match_the_oracle() {
     // The products' loops unrolled in the shader text, as NVIDIA's plans have them: with Q held
-    // (a head dim of 7 vec4s, below those NVIDIA's plans stream Q at) and with Q streamed (Q
+    // (a head dim of 3 vec4s, below those NVIDIA's plans stream Q at) and with Q streamed (Q
     // tiles of 64 KiB and more, which no device holds with the rest; P V unrolls too, in one of
     // them over 18 keys, not a multiple of 4).
     let unrolled = |tiles| PlanOptions {
@@ -259,7 +259,7 @@ fn unrolled_products_match_the_oracle() {
         threads_x: 4,
         threads_y: 6,
     };
-    let p = Attention::new(1, 2, 1, 70, 91, 28)
+    let p = Attention::new(1, 2, 1, 70, 91, 12)
         .causal(true)
         .with_lse(true);
     for tiles in [None, Some(odd)] {
