@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 16-64 256x32x8x32; above d = 64 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; up to d = 128 with a row's lanes fitted to the head dim ([`lanes_fitted`]: 256x32x4x64 at d = 48, 256x32x2x128 at d = 24, 128x32x4x64 at d = 80); products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q; fitting the lanes to the head dim gained up to 3x below d = 32 and 7-78% at 40-88 ([`EVEN_LANES_MAX_HEAD_DIM`] lists them) |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 16-64 256x32x8x32; above d = 64 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; up to d = 128 with a row's lanes fitted to the head dim ([`lanes_fitted`]: 256x32x4x64 at d = 48, 256x32x2x128 at d = 24, 128x32x4x64 at d = 80); products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q; fitting the lanes to the head dim (and the range from d = 16) gained up to 3x below d = 32, and fitting 8-78% at 40-88 ([`EVEN_LANES_MAX_HEAD_DIM`] lists them) |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -122,12 +122,15 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ///   against 11.1 / 11.6 at d = 48, 33.7-33.8 / 32.4 against 22.9 / 23.7 at d = 64; causal 20.5
 ///   / 19.5 against 20.5 / 18.3 at d = 32 and 24.3 / 23.2 against 18.7 / 16.7 at d = 64
 ///   (twenty-third round; four other tiles, 128x32x8x32 among them, ran slower at 32 and 64).
-///   At d = 16-28 the range holds the same tile, with its lanes fitted to the head dim
-///   ([`lanes_fitted`]): 256x32x4x64 at d = 16 ran 23.1 / 23.1 and 256x32x2x128 at d = 24
-///   29.2 / 27.3, against 9.5-9.9 for 8x8x4x8, which the plan took before (the family table's
-///   tiles have more lanes than d / 4 there; twenty-fourth round). At d = 32-64 it fits 48 KiB
-///   only on the subgroup tier (the portable tier's row-reduction buffer adds 8 KiB), so NVIDIA
-///   devices without subgroups hold Q there.
+///   At d = 16-28 the range holds the same tile, with its lanes fitted where they can split the
+///   head dim evenly ([`lanes_fitted`]): 256x32x4x64 at d = 16 ran 23.1 / 23.1 and 256x32x2x128
+///   at d = 24 29.2 / 27.3, against 9.5-9.9 for 8x8x4x8, which the plan took before (the family
+///   table's tiles have more lanes than d / 4 there); unfitted at d = 20 and 28 (odd numbers of
+///   vec4s) 10.9 / 11.3 and 10.8 / 11.3, against 8.6 / 9.0 and 5.1 / 5.2 (twenty-fourth round).
+///   With 8 lanes it fits 48 KiB from d = 28 only on the subgroup tier (the portable tier's
+///   row-reduction buffer adds 8 KiB), so NVIDIA devices without subgroups hold Q where the tile
+///   keeps 8 lanes from there (d = 28-36, 44, 52, 60, 64); the buffer shrinks with the lanes, so
+///   elsewhere in the range the portable tier streams Q too (not measured there).
 /// - Above d = 64: 128x32x8x32, at d = 128 24.6 TFLOP/s in f32 against 15.4 for the best tile
 ///   holding Q (`f32_tiles.json`, before the products were unrolled). From d = 236 it needs more
 ///   than 48 KiB (from d = 204 on the portable tier, whose row-reduction buffer takes room too);
@@ -163,20 +166,23 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
 }
 
 /// Largest head dim at which [`streamed_q_tiles`] fits a row's lanes to the head dim. On the H200
-/// (f32 / f16 TFLOP/s, N = 8k, non-causal; BENCHMARKS.md, twenty-fourth round) the fitted tiles
-/// ran faster than the table's at every head dim from 16 to 120 that is not a multiple of 32,
-/// or level: d = 16 23.1 / 23.1 (the plan had 8x8x4x8: 9.5 / 9.5), 24 29.2 / 27.3 (9.6 / 9.9),
-/// 40 30.3 / 30.1 (17.0 / 17.0), 48 28.8 / 30.9 (18.7 / 18.8), 56 26.9 / 30.1 (20.6 / 20.7), 72
-/// 20.7 / 23.3 (18.2 / 19.8), 80 23.8 / 24.2 (19.9 / 21.3), 88 23.5 / 23.3 (20.6 / 21.7), 104
-/// 22.4 / 23.1 (21.3 / 23.3), 112 22.0 / 24.6 (22.5 / 24.4), 120 23.9 / 25.0 (22.7 / 24.6).
-/// Above it not measured.
+/// (f32 / f16 TFLOP/s, N = 8k, non-causal; BENCHMARKS.md, twenty-fourth round) the first tile
+/// of each range, fitted, ran faster than the plan's tile at every multiple of 8 from 16 to 120
+/// that is not a multiple of 32, in both dtypes, except f16 at 104 (1% slower) and f32 at 112
+/// (2% slower). Fitted, then the plan's (at 16 and 24 the held-Q 8x8x4x8; 256x32x8x32 unfitted
+/// ran 10.3 / 10.2 at 16 and 13.0 / 13.2 at 24): d = 16 23.1 / 23.1 (9.5 / 9.5), 24 29.2 / 27.3
+/// (9.6 / 9.9), 40 30.3 / 30.1 (17.0 / 17.0), 48 28.8 / 30.9 (18.7 / 18.8), 56 26.9 / 30.1
+/// (20.6 / 20.7), 72 20.7 / 23.3 (18.2 / 19.8), 80 23.8 / 24.2 (19.9 / 21.3), 88 23.5 / 23.3
+/// (20.6 / 21.7), 104 22.4 / 23.1 (21.3 / 23.3), 112 22.0 / 24.6 (22.4 / 24.4), 120 23.9 / 25.0
+/// (22.7 / 24.6). Above it, and the second tile of a range fitted, not measured.
 pub const EVEN_LANES_MAX_HEAD_DIM: u32 = 128;
 
-/// The tile with as many lanes along a row as split the head dim's vec4s evenly, at least 2:
-/// threads_x halves (and threads_y doubles, keeping the threads and the block) while it does not
-/// divide head_dim / 4. A lane then owns as many output vec4s as every other, instead of some
-/// lanes idling in P V. Where only one lane would (an odd number of vec4s), the tile stays as
-/// it is.
+/// The tile with the most lanes along a row, at most its own and at least 2, that split the head
+/// dim's vec4s evenly: threads_x halves (and threads_y doubles, keeping the threads and the
+/// block) while it does not divide head_dim / 4. A lane then owns as many output vec4s as every
+/// other, instead of some lanes idling in P V. The tile stays as it is where only one lane would
+/// (an odd number of vec4s), where threads_y would outgrow block_m, and where threads_x is not a
+/// power of two (no table's tile).
 ///
 /// ```
 /// use wgpu_flash_attn::plan::Tiles;
@@ -189,6 +195,9 @@ pub const EVEN_LANES_MAX_HEAD_DIM: u32 = 128;
 /// ```
 pub fn lanes_fitted(t: Tiles, head_dim: u32) -> Tiles {
     let vec4s = head_dim / 4;
+    if !t.threads_x.is_power_of_two() {
+        return t;
+    }
     let mut lanes = t.threads_x;
     while lanes > 2 && vec4s % lanes != 0 {
         lanes /= 2;

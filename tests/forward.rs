@@ -268,7 +268,7 @@ fn unrolled_products_match_the_oracle() {
         check(&p, unrolled(tiles), 51, 1.0);
     }
     // 68 accumulators a thread with rows of 2 threads (the head dim's 33 vec4s do not divide),
-    // and 8 rows a thread, as NVIDIA's streamed tile for head dims 32 to 64 has them (with 8
+    // and 8 rows a thread, as NVIDIA's streamed tile at head dims 32 and 64 has them (with 8
     // keys a tile here, so that both tiers fit 32 KiB); check() runs every tier that can.
     let odd_rows = Tiles {
         block_m: 128,
@@ -282,8 +282,8 @@ fn unrolled_products_match_the_oracle() {
         threads_x: 8,
         threads_y: 32,
     };
-    // Rows of 2 and 4 lanes with 5 and 3 vec4s a lane, as the streamed tiles fitted to head dims
-    // 40 and 48 have them (`tuning::lanes_fitted`).
+    // Rows of 2 and 4 lanes with 9 and 5 vec4s a lane, as NVIDIA's streamed tiles fitted to head
+    // dims 72 and 80 have them (`tuning::lanes_fitted`; Q tiles of 72 and 80 KiB here).
     let two_lanes = Tiles {
         block_m: 256,
         block_n: 8,
@@ -297,13 +297,13 @@ fn unrolled_products_match_the_oracle() {
     };
     let p132 = Attention::new(1, 2, 1, 40, 75, 132);
     let p64 = Attention::new(1, 2, 2, 300, 270, 64).causal(true);
-    let p40 = Attention::new(1, 2, 1, 280, 90, 40).with_lse(true);
-    let p48 = Attention::new(2, 2, 1, 270, 300, 48).causal(true);
+    let p72 = Attention::new(1, 2, 1, 280, 90, 72).with_lse(true);
+    let p80 = Attention::new(2, 2, 1, 270, 300, 80).causal(true);
     for (p, tiles) in [
         (&p132, odd_rows),
         (&p64, eight_rows),
-        (&p40, two_lanes),
-        (&p48, four_lanes),
+        (&p72, two_lanes),
+        (&p80, four_lanes),
     ] {
         let plan = ctx().plan_with(p, unrolled(Some(tiles))).unwrap();
         assert!(plan.plan().stream_q && plan.plan().unroll_pv, "{tiles}");
