@@ -156,10 +156,14 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
         .iter()
         .find(|&&(f, lo, hi, _)| f == family && (lo..=hi).contains(&head_dim))
         .map_or(Vec::new(), |(_, _, _, t)| {
+            let fit = head_dim <= EVEN_LANES_MAX_HEAD_DIM;
             t.iter()
-                .map(|&row| match tiles(row) {
-                    t if head_dim <= EVEN_LANES_MAX_HEAD_DIM => lanes_fitted(t, head_dim),
-                    t => t,
+                .map(|&row| {
+                    if fit {
+                        lanes_fitted(tiles(row), head_dim)
+                    } else {
+                        tiles(row)
+                    }
                 })
                 .collect()
         })
