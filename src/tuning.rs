@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 16-64 256x32x8x32; above d = 64 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; up to d = 128 with a row's lanes fitted to the head dim ([`lanes_fitted`]: 256x32x4x64 at d = 48, 256x32x2x128 at d = 24, 128x32x4x64 at d = 80); products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q; fitting the lanes to the head dim (and the range from d = 16) gained up to 3x below d = 32, and fitting 8-78% at 40-88 ([`EVEN_LANES_MAX_HEAD_DIM`] lists them) |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 16-88 256x32x8x32; at d = 68-88 where that does not fit, and above d = 88, 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; up to d = 128 with a row's lanes fitted to the head dim ([`lanes_fitted`]: 256x32x4x64 at d = 48, 256x32x2x128 at d = 24, 256x32x1x256 at d = 20, 128x32x2x128 at d = 100); products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q; fitting the lanes to the head dim (and the range from d = 16) gained up to 3x below d = 32, 8-78% at 40-88 and up to 72% at odd numbers of vec4s above 88 ([`FITTED_LANES_MAX_HEAD_DIM`] lists them), the 256-row tile at d = 68-88 11-40% more ([`TWO_LANES_MIN_ODD_VEC4S`] and [`streamed_q_tiles`] list the rest) |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -122,16 +122,22 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ///   against 11.1 / 11.6 at d = 48, 33.7-33.8 / 32.4 against 22.9 / 23.7 at d = 64; causal 20.5
 ///   / 19.5 against 20.5 / 18.3 at d = 32 and 24.3 / 23.2 against 18.7 / 16.7 at d = 64
 ///   (twenty-third round; four other tiles, 128x32x8x32 among them, ran slower at 32 and 64).
-///   At d = 16-28 the range holds the same tile, with its lanes fitted where they can split the
-///   head dim evenly ([`lanes_fitted`]): 256x32x4x64 at d = 16 ran 23.1 / 23.1 and 256x32x2x128
-///   at d = 24 29.2 / 27.3, against 9.5-9.9 for 8x8x4x8, which the plan took before (the family
-///   table's tiles have more lanes than d / 4 there); unfitted at d = 20 and 28 (odd numbers of
-///   vec4s) 10.9 / 11.3 and 10.8 / 11.3, against 8.6 / 9.0 and 5.1 / 5.2 (twenty-fourth round).
-///   With 8 lanes it fits 48 KiB from d = 28 only on the subgroup tier (the portable tier's
-///   row-reduction buffer adds 8 KiB), so NVIDIA devices without subgroups hold Q where the tile
-///   keeps 8 lanes from there (d = 28-36, 44, 52, 60, 64); the buffer shrinks with the lanes, so
-///   elsewhere in the range the portable tier streams Q too (not measured there).
-/// - Above d = 64: 128x32x8x32, at d = 128 24.6 TFLOP/s in f32 against 15.4 for the best tile
+///   At d = 16-28 the range holds the same tile, with its lanes fitted to the head dim
+///   ([`lanes_fitted`]): 256x32x4x64 at d = 16 ran 23.1 / 23.1 and 256x32x2x128 at d = 24 29.2 /
+///   27.3, against 9.5-9.9 for 8x8x4x8, which the plan took before (the family table's tiles have
+///   more lanes than d / 4 there; twenty-fourth round); 256x32x1x256 at d = 20 and 28 21.8 / 22.0
+///   and 23.0 / 23.0, against 10.8 / 11.3 with 8 lanes (twenty-fifth round). With 8 lanes it
+///   fits 48 KiB only on the subgroup tier (the portable tier's row-reduction buffer adds 8 KiB),
+///   so NVIDIA devices without subgroups hold Q at d = 32 and 64, where the lanes stay at 8; the
+///   buffer shrinks with the lanes, so elsewhere in the range the portable tier streams Q too (not
+///   measured there).
+/// - d = 68 to 88: the same tile, its lanes fitted, fits 48 KiB on the subgroup tier up to d = 88.
+///   Against the next range's 128x32 tile fitted alike (twenty-fifth round): d = 68 26.3 / 26.7
+///   against 22.3 / 23.3, 72 28.0 / 30.6 against 20.7 / 23.3, 76 27.3 / 26.7 against 21.9 / 23.0,
+///   80 31.4 / 33.9 against 23.8 / 24.2, 84 24.9 / 25.5 against 20.3 / 23.0, 88 29.8 / 29.2
+///   against 23.5 / 23.3 (causal not measured). On the portable tier it fits at d = 68 and 72 and
+///   128x32x8x32, fitted, follows.
+/// - Above d = 88: 128x32x8x32, at d = 128 24.6 TFLOP/s in f32 against 15.4 for the best tile
 ///   holding Q (`f32_tiles.json`, before the products were unrolled). From d = 236 it needs more
 ///   than 48 KiB (from d = 204 on the portable tier, whose row-reduction buffer takes room too);
 ///   there 64x32x16x16 (4 x 2 scores and 4 x 4 output vec4s a thread) was the fastest of eight
@@ -143,20 +149,26 @@ const STREAMED_Q_TILES: &[(DeviceFamily, u32, u32, &[TileRow])] = &[
     (
         DeviceFamily::Nvidia,
         68,
+        88,
+        &[(256, 32, 8, 32), (128, 32, 8, 32)],
+    ),
+    (
+        DeviceFamily::Nvidia,
+        92,
         u32::MAX,
         &[(128, 32, 8, 32), (64, 32, 16, 16)],
     ),
 ];
 
 /// The streamed-Q tiles the plan tries first for this device and head dim (often none), their
-/// rows' lanes fitted to the head dim up to [`EVEN_LANES_MAX_HEAD_DIM`] ([`lanes_fitted`]).
+/// rows' lanes fitted to the head dim up to [`FITTED_LANES_MAX_HEAD_DIM`] ([`lanes_fitted`]).
 pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
     let family = DeviceFamily::of(caps);
     STREAMED_Q_TILES
         .iter()
         .find(|&&(f, lo, hi, _)| f == family && (lo..=hi).contains(&head_dim))
         .map_or(Vec::new(), |(_, _, _, t)| {
-            let fit = head_dim <= EVEN_LANES_MAX_HEAD_DIM;
+            let fit = head_dim <= FITTED_LANES_MAX_HEAD_DIM;
             t.iter()
                 .map(|&row| {
                     if fit {
@@ -170,23 +182,40 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
 }
 
 /// Largest head dim at which [`streamed_q_tiles`] fits a row's lanes to the head dim. On the H200
-/// (f32 / f16 TFLOP/s, N = 8k, non-causal; BENCHMARKS.md, twenty-fourth round) the first tile
-/// of each range, fitted, ran faster than the plan's tile at every multiple of 8 from 16 to 120
-/// that is not a multiple of 32, in both dtypes, except f16 at 104 (1% slower) and f32 at 112
-/// (2% slower). Fitted, then the plan's (at 16 and 24 the held-Q 8x8x4x8; 256x32x8x32 unfitted
-/// ran 10.3 / 10.2 at 16 and 13.0 / 13.2 at 24): d = 16 23.1 / 23.1 (9.5 / 9.5), 24 29.2 / 27.3
-/// (9.6 / 9.9), 40 30.3 / 30.1 (17.0 / 17.0), 48 28.8 / 30.9 (18.7 / 18.8), 56 26.9 / 30.1
-/// (20.6 / 20.7), 72 20.7 / 23.3 (18.2 / 19.8), 80 23.8 / 24.2 (19.9 / 21.3), 88 23.5 / 23.3
-/// (20.6 / 21.7), 104 22.4 / 23.1 (21.3 / 23.3), 112 22.0 / 24.6 (22.4 / 24.4), 120 23.9 / 25.0
-/// (22.7 / 24.6). Above it, and the second tile of a range fitted, not measured.
-pub const EVEN_LANES_MAX_HEAD_DIM: u32 = 128;
+/// (f32 / f16 TFLOP/s, N = 8k, non-causal; BENCHMARKS.md) the first tile of each range, fitted,
+/// ran faster than unfitted at every multiple of 8 from 16 to 120 that is not a multiple of 32,
+/// in both dtypes, except f16 at 104 (1% slower) and f32 at 112 (2% slower). Fitted, then
+/// unfitted, with the ranges of the twenty-fourth round (128x32 tiles from d = 68; at 16 and 24
+/// the held-Q 8x8x4x8 before; 256x32x8x32 unfitted ran 10.3 / 10.2 at 16 and 13.0 / 13.2 at 24):
+/// d = 16 23.1 / 23.1 (9.5 / 9.5), 24 29.2 / 27.3 (9.6 / 9.9), 40 30.3 / 30.1 (17.0 / 17.0), 48
+/// 28.8 / 30.9 (18.7 / 18.8), 56 26.9 / 30.1 (20.6 / 20.7), 72 20.7 / 23.3 (18.2 / 19.8), 80 23.8
+/// / 24.2 (19.9 / 21.3), 88 23.5 / 23.3 (20.6 / 21.7), 104 22.4 / 23.1 (21.3 / 23.3), 112 22.0 /
+/// 24.6 (22.4 / 24.4), 120 23.9 / 25.0 (22.7 / 24.6). Odd numbers of vec4s on 2 lanes against 8
+/// with 128x32 tiles (twenty-fifth round): d = 92 17.3 / 18.1 (10.1 / 10.5), 100 21.6 / 23.5
+/// (18.9 / 20.9), 108 22.1 / 23.4 (14.9 / 16.3), 116 23.1 / - (19.6 / 21.8), 124 16.2 / 16.5
+/// (10.5 / 10.6). Above 128 fitting did not lead (twenty-fifth round, 128x32 tiles): d = 136 with
+/// 2 lanes 22.9 / 23.3 against 8 lanes' 23.4 / 25.0, 144 with 4 lanes 22.3 / 24.8 against 24.0 /
+/// 25.7, 176 with 4 lanes 23.6 / 25.4 against 23.1 / 25.8, 200 with 2 lanes 23.3 / 24.7 against
+/// 21.2 / 24.0. The second tile of a range, fitted, is not measured.
+pub const FITTED_LANES_MAX_HEAD_DIM: u32 = 128;
 
-/// The tile with the most lanes along a row, at most its own and at least 2, that split the head
-/// dim's vec4s evenly: threads_x halves (and threads_y doubles, keeping the threads and the
-/// block) while it does not divide head_dim / 4. A lane then owns as many output vec4s as every
-/// other, instead of some lanes idling in P V. The tile stays as it is where only one lane would
-/// (an odd number of vec4s), where threads_y would outgrow block_m, and where threads_x is not a
-/// power of two (no table's tile).
+/// Fewest vec4s of the head dim at which an odd number of them is split over 2 lanes a row (one
+/// lane owning one vec4 more than the other) rather than given whole to 1 lane. On the H200 (f32 /
+/// f16 TFLOP/s, N = 8k, non-causal; BENCHMARKS.md, twenty-fifth round), 1 lane against 2 with
+/// 256x32 tiles: d = 20 (5 vec4s) 21.8 / 22.0 against 18.4 / 17.8, d = 28 23.0 / 23.0 against
+/// 19.7 / 19.3, d = 36 21.2 / 22.5 against 19.5 / 21.3; from 11 vec4s 2 lanes lead or tie: d = 44
+/// 24.0 / 23.5 against 23.3 / 23.9, d = 52 25.6 / 25.5 against 21.9 / 24.0, d = 60 23.7 / 24.2
+/// against 22.5 / 24.2, d = 76 27.3 / 26.7 against 22.4 / 24.5. The table's 8 lanes ran 10.8-18.9
+/// / 11.3-19.5 at these head dims.
+pub const TWO_LANES_MIN_ODD_VEC4S: u32 = 11;
+
+/// The tile with the most lanes along a row, at most its own, that split the head dim's vec4s
+/// evenly: threads_x halves (and threads_y doubles, keeping the threads and the block) while it
+/// does not divide head_dim / 4. A lane then owns as many output vec4s as every other, instead of
+/// some lanes idling in P V. An odd number of vec4s goes to 1 lane below
+/// [`TWO_LANES_MIN_ODD_VEC4S`] and to 2 lanes from there, one of them idle for one vec4 a row
+/// (2 lanes also where 1 would need threads_y over block_m). The tile stays as it is where no
+/// reshaped one is well formed and where threads_x is not a power of two (no table's tile).
 ///
 /// ```
 /// use wgpu_flash_attn::plan::Tiles;
@@ -195,27 +224,35 @@ pub const EVEN_LANES_MAX_HEAD_DIM: u32 = 128;
 /// assert_eq!(lanes_fitted(t, 64), t); // 16 vec4s: 2 a lane
 /// assert_eq!(lanes_fitted(t, 48).to_string(), "256x32x4x64"); // 12 vec4s: 3 a lane
 /// assert_eq!(lanes_fitted(t, 24).to_string(), "256x32x2x128"); // 6 vec4s: 3 a lane
-/// assert_eq!(lanes_fitted(t, 20), t); // 5 vec4s
+/// assert_eq!(lanes_fitted(t, 20).to_string(), "256x32x1x256"); // 5 vec4s: all on 1 lane
+/// assert_eq!(lanes_fitted(t, 52).to_string(), "256x32x2x128"); // 13 vec4s: 7 and 6
+/// let rows_128: Tiles = "128x32x8x32".parse().unwrap();
+/// assert_eq!(lanes_fitted(rows_128, 20).to_string(), "128x32x2x128"); // 1 lane: 256 > 128 rows
 /// ```
 pub fn lanes_fitted(t: Tiles, head_dim: u32) -> Tiles {
     let vec4s = head_dim / 4;
-    if !t.threads_x.is_power_of_two() {
+    if !t.threads_x.is_power_of_two() || vec4s == 0 {
         return t;
     }
+    let fewest = if vec4s % 2 == 1 && vec4s < TWO_LANES_MIN_ODD_VEC4S {
+        1
+    } else {
+        2
+    };
     let mut lanes = t.threads_x;
-    while lanes > 2 && vec4s % lanes != 0 {
+    while lanes > fewest && vec4s % lanes != 0 {
         lanes /= 2;
     }
-    let fitted = Tiles {
+    let reshaped = |lanes: u32| Tiles {
         threads_x: lanes,
         threads_y: t.threads_y * (t.threads_x / lanes),
         ..t
     };
-    if vec4s % lanes == 0 && fitted.well_formed() {
-        fitted
-    } else {
-        t
-    }
+    [lanes, lanes.max(2).min(t.threads_x)]
+        .into_iter()
+        .map(reshaped)
+        .find(Tiles::well_formed)
+        .unwrap_or(t)
 }
 
 /// Families whose portable and subgroup kernels run with their products unrolled in the shader

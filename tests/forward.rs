@@ -270,8 +270,9 @@ fn unrolled_products_match_the_oracle() {
     // 68 accumulators a thread with rows of 2 threads (the head dim's 33 vec4s do not divide);
     // 8 rows a thread, as NVIDIA's streamed tile at head dims 32 and 64 has them; rows of 2 and 4
     // lanes with 9 and 5 vec4s a lane, as NVIDIA's streamed tiles fitted to head dims 72 and 80
-    // have them (`tuning::lanes_fitted`). Q tiles of 64 KiB and more; 8 keys a tile where that
-    // keeps both tiers within 32 KiB. check() runs every tier that can.
+    // have them (`tuning::lanes_fitted`); rows of 1 lane with all 9 vec4s, as at d = 36. Q tiles
+    // of 64 KiB and more (with 20 keys a tile at d = 36: 64.1 KiB with Q, 28 KiB without); 8 keys
+    // a tile where that keeps both tiers within 32 KiB. check() runs every tier that can.
     for (p, tiles) in [
         (Attention::new(1, 2, 1, 40, 75, 132), "128x18x2x128"),
         (
@@ -285,6 +286,10 @@ fn unrolled_products_match_the_oracle() {
         (
             Attention::new(2, 2, 1, 270, 300, 80).causal(true),
             "256x8x4x64",
+        ),
+        (
+            Attention::new(1, 2, 1, 290, 260, 36).causal(true),
+            "256x20x1x256",
         ),
     ] {
         let tiles: Tiles = tiles.parse().unwrap();

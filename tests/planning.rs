@@ -94,18 +94,20 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
 
 #[test]
 fn streamed_tiles_by_head_dim() {
-    // Below d = 16 Q is held; d = 16-64 takes the 256-row tile where subgroups make room for it
-    // (the portable tier's row-reduction buffer is smaller with fewer lanes a row); above, the
-    // first tile of the next range up to where it fits 48 KiB (d = 232 on the subgroup tier, 200
-    // on the portable one), the second beyond; never the held-Q fallback. Up to d = 128 the
-    // rows' lanes split the head dim's vec4s evenly, where at least two lanes can.
+    // Below d = 16 Q is held; d = 16-88 takes the 256-row tile where it fits (on the subgroup
+    // tier always; the portable tier's row-reduction buffer is smaller with fewer lanes a row),
+    // d = 68-88 then the 128-row one; above, the 128-row tile up to where it fits 48 KiB (d = 232
+    // on the subgroup tier, 200 on the portable one), the second beyond; never the held-Q
+    // fallback. Up to d = 128 the rows' lanes are fitted to the head dim's vec4s: as many as
+    // split them evenly, else 1 below 11 vec4s and 2 from there.
     let tuning_tiles = |d| wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), d);
     let small = tuning_tiles(64);
     let large = tuning_tiles(256);
     assert_eq!(small.len(), 1);
     assert_eq!(large.len(), 2);
     assert!(tuning_tiles(12).is_empty());
-    assert_eq!(tuning_tiles(68), large);
+    assert_eq!(tuning_tiles(80).len(), 2);
+    assert_eq!(tuning_tiles(96)[0], large[0]);
     assert_eq!(tuning_tiles(136), large);
     let t = |s: &str| s.parse::<Tiles>().unwrap();
     let sg = Some((32, 32));
@@ -113,20 +115,26 @@ fn streamed_tiles_by_head_dim() {
         (12, sg, None),
         (16, sg, Some(t("256x32x4x64"))),
         (16, None, Some(t("256x32x4x64"))),
-        (20, sg, Some(small[0])),
+        (20, sg, Some(t("256x32x1x256"))),
         (24, sg, Some(t("256x32x2x128"))),
-        (28, sg, Some(small[0])),
+        (28, sg, Some(t("256x32x1x256"))),
         (32, sg, Some(small[0])),
         (40, sg, Some(t("256x32x2x128"))),
         (48, sg, Some(t("256x32x4x64"))),
         (64, sg, Some(small[0])),
         (64, None, None),
-        (28, None, None),
-        (20, None, Some(small[0])),
+        (28, None, Some(t("256x32x1x256"))),
+        (32, None, None),
+        (36, None, Some(t("256x32x1x256"))),
+        (44, sg, Some(t("256x32x2x128"))),
+        (20, None, Some(t("256x32x1x256"))),
         (40, None, Some(t("256x32x2x128"))),
-        (68, sg, Some(large[0])),
-        (72, sg, Some(t("128x32x2x128"))),
-        (80, sg, Some(t("128x32x4x64"))),
+        (68, sg, Some(t("256x32x2x128"))),
+        (88, sg, Some(t("256x32x2x128"))),
+        (92, sg, Some(t("128x32x2x128"))),
+        (124, sg, Some(t("128x32x2x128"))),
+        (72, sg, Some(t("256x32x2x128"))),
+        (80, sg, Some(t("256x32x4x64"))),
         (120, sg, Some(t("128x32x2x128"))),
         (128, sg, Some(large[0])),
         (136, sg, Some(large[0])),
@@ -134,7 +142,8 @@ fn streamed_tiles_by_head_dim() {
         (232, sg, Some(large[0])),
         (236, sg, Some(large[1])),
         (256, sg, Some(large[1])),
-        (68, None, Some(large[0])),
+        (68, None, Some(t("256x32x2x128"))),
+        (76, None, Some(t("128x32x2x128"))),
         (80, None, Some(t("128x32x4x64"))),
         (200, None, Some(large[0])),
         (204, None, Some(large[1])),
