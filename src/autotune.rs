@@ -242,7 +242,7 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // than holding Q), which version-12 winners there were not timed against.
 // 14: on NVIDIA the streamed-Q tiles have their lanes fitted to the head dim up to d = 128 and
 // start at d = 16 (up to 3x faster there), which version-13 winners were not timed against.
-// 15: on NVIDIA odd numbers of vec4s take 1 or 2 lanes a row (up to 2x faster), and d = 68-88
+// 15: on NVIDIA odd numbers of vec4s take 1 or 2 lanes a row (up to 2.1x faster), and d = 68-88
 // takes the 256-row streamed tile (up to 40% faster), which version-14 winners were not timed
 // against.
 const VERSION: u32 = 15;

@@ -193,20 +193,21 @@ pub fn streamed_q_tiles(caps: &DeviceCaps, head_dim: u32) -> Vec<Tiles> {
 /// 24.6 (22.4 / 24.4), 120 23.9 / 25.0 (22.7 / 24.6). Odd numbers of vec4s on 2 lanes against 8
 /// with 128x32 tiles (twenty-fifth round): d = 92 17.3 / 18.1 (10.1 / 10.5), 100 21.6 / 23.5
 /// (18.9 / 20.9), 108 22.1 / 23.4 (14.9 / 16.3), 116 23.1 / - (19.6 / 21.8), 124 16.2 / 16.5
-/// (10.5 / 10.6). Above 128 fitting did not lead (twenty-fifth round, 128x32 tiles): d = 136 with
-/// 2 lanes 22.9 / 23.3 against 8 lanes' 23.4 / 25.0, 144 with 4 lanes 22.3 / 24.8 against 24.0 /
-/// 25.7, 176 with 4 lanes 23.6 / 25.4 against 23.1 / 25.8, 200 with 2 lanes 23.3 / 24.7 against
-/// 21.2 / 24.0. The second tile of a range, fitted, is not measured.
+/// (10.5 / 10.6). Above 128 fitting did not lead throughout (twenty-fifth round, 128x32 tiles):
+/// d = 136 with 2 lanes 22.9 / 23.3 against 8 lanes' 23.4 / 25.0, 144 with 4 lanes 22.3 / 24.8
+/// against 24.0 / 25.7, 176 with 4 lanes 23.6 / 25.4 against 23.1 / 25.8, 200 with 2 lanes 23.3
+/// / 24.7 against 21.2 / 24.0; with no rule in that the limit stays. The second tile of a range,
+/// fitted, is not measured.
 pub const FITTED_LANES_MAX_HEAD_DIM: u32 = 128;
 
 /// Fewest vec4s of the head dim at which an odd number of them is split over 2 lanes a row (one
 /// lane owning one vec4 more than the other) rather than given whole to 1 lane. On the H200 (f32 /
 /// f16 TFLOP/s, N = 8k, non-causal; BENCHMARKS.md, twenty-fifth round), 1 lane against 2 with
 /// 256x32 tiles: d = 20 (5 vec4s) 21.8 / 22.0 against 18.4 / 17.8, d = 28 23.0 / 23.0 against
-/// 19.7 / 19.3, d = 36 21.2 / 22.5 against 19.5 / 21.3; from 11 vec4s 2 lanes lead or tie: d = 44
-/// 24.0 / 23.5 against 23.3 / 23.9, d = 52 25.6 / 25.5 against 21.9 / 24.0, d = 60 23.7 / 24.2
-/// against 22.5 / 24.2, d = 76 27.3 / 26.7 against 22.4 / 24.5. The table's 8 lanes ran 10.8-18.9
-/// / 11.3-19.5 at these head dims.
+/// 19.7 / 19.3, d = 36 21.2 / 22.5 against 19.5 / 21.3; from 11 vec4s 2 lanes lead, or trail by
+/// 2% (f16 at d = 44; a tie at 60), 2 lanes against 1: d = 44 24.0 / 23.5 against 23.3 / 23.9,
+/// d = 52 25.6 / 25.5 against 21.9 / 24.0, d = 60 23.7 / 24.2 against 22.5 / 24.2, d = 76 27.3 /
+/// 26.7 against 22.4 / 24.5. The table's 8 lanes ran 10.8-18.9 / 11.3-19.5 at d = 20-60.
 pub const TWO_LANES_MIN_ODD_VEC4S: u32 = 11;
 
 /// The tile with the most lanes along a row, at most its own, that split the head dim's vec4s
@@ -214,8 +215,9 @@ pub const TWO_LANES_MIN_ODD_VEC4S: u32 = 11;
 /// does not divide head_dim / 4. A lane then owns as many output vec4s as every other, instead of
 /// some lanes idling in P V. An odd number of vec4s goes to 1 lane below
 /// [`TWO_LANES_MIN_ODD_VEC4S`] and to 2 lanes from there, one of them idle for one vec4 a row
-/// (2 lanes also where 1 would need threads_y over block_m). The tile stays as it is where no
-/// reshaped one is well formed and where threads_x is not a power of two (no table's tile).
+/// (2 lanes also where 1 lane's shape is not well formed). The tile stays as it is where neither
+/// the fitted shape nor 2 lanes is well formed, and where threads_x is not a power of two (no
+/// table's tile).
 ///
 /// ```
 /// use wgpu_flash_attn::plan::Tiles;
@@ -243,14 +245,17 @@ pub fn lanes_fitted(t: Tiles, head_dim: u32) -> Tiles {
     while lanes > fewest && vec4s % lanes != 0 {
         lanes /= 2;
     }
-    let reshaped = |lanes: u32| Tiles {
-        threads_x: lanes,
-        threads_y: t.threads_y * (t.threads_x / lanes),
-        ..t
+    let reshaped = |lanes: u32| {
+        let threads_y = t.threads_y.checked_mul(t.threads_x / lanes)?;
+        Some(Tiles {
+            threads_x: lanes,
+            threads_y,
+            ..t
+        })
     };
     [lanes, lanes.max(2).min(t.threads_x)]
         .into_iter()
-        .map(reshaped)
+        .filter_map(reshaped)
         .find(Tiles::well_formed)
         .unwrap_or(t)
 }

@@ -288,7 +288,9 @@ fn unrolled_products_match_the_oracle() {
             "256x8x4x64",
         ),
         (
-            Attention::new(1, 2, 1, 290, 260, 36).causal(true),
+            Attention::new(1, 2, 1, 290, 260, 36)
+                .causal(true)
+                .with_lse(true),
             "256x20x1x256",
         ),
     ] {
