@@ -14,7 +14,7 @@
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
 //! | mobile | vendor 0x5143 (Qualcomm), 0x13b5 (Arm), 0x1010 (Imagination) | 16x32x16x8, 16x16x8x8 | starting point: small workgroup memory, shared with other work |
-//! | software | device type Cpu, or lavapipe / llvmpipe / SwiftShader / WARP by name | 32x32x8x16, 16x16x8x8 | lavapipe's subgroups are 8 lanes. Tiles of 16 threads with 8-16 rows each (32x32x8x2 and smaller) ran 1.1-2.1x faster on lavapipe and 1.3-1.8x on llvmpipe at N = 1024, but took about 10x as long to compile (2.3 s against 0.24 s a pipeline at d = 64, 6.4 s against 0.46 s at d = 128), which more than doubled the test suite's time; not taken (BENCHMARKS.md, twenty-fifth round) |
+//! | software | device type Cpu, or lavapipe / llvmpipe / SwiftShader / WARP by name | 32x32x8x16, 16x16x8x8 | lavapipe's subgroups are 8 lanes. Tiles of 16 threads with 8-16 rows each (32x32x8x2 and smaller) ran 1.1-2.1x faster on lavapipe and 1.3-1.8x on llvmpipe at N = 1024, but took about 10x as long to compile (2.4 s against 0.21 s a pipeline at d = 64, 7.0 s against 0.52 s at d = 128), which more than doubled the test suite's time; not taken (BENCHMARKS.md, twenty-fifth round) |
 //! | browser | backend BrowserWebGpu | 16x32x16x8, 16x16x16x8 | WebGPU's default 16 KiB of workgroup storage |
 //! | other | anything else | the generic list | |
 //!
