@@ -9,7 +9,7 @@
 //!
 //! | family | recognised by | tiles (BMxBNxTXxTY), best first | source |
 //! |---|---|---|---|
-//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 16-88 256x32x8x32; at d = 68-88 where that does not fit, and above d = 88, 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; up to d = 128 with a row's lanes fitted to the head dim ([`lanes_fitted`]: 256x32x4x64 at d = 48, 256x32x2x128 at d = 24, 256x32x1x256 at d = 20, 128x32x2x128 at d = 100); products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q; fitting the lanes to the head dim (and the range from d = 16) gained up to 3x below d = 32, 8-78% at 40-88 and up to 72% at odd numbers of vec4s above 88 ([`FITTED_LANES_MAX_HEAD_DIM`] lists them), the 256-row tile at d = 68-88 11-40% more ([`TWO_LANES_MIN_ODD_VEC4S`] and [`streamed_q_tiles`] list the rest) |
+//! | NVIDIA | vendor 0x10de | 64x32x8x16, 64x16x8x16, 32x32x16x8, 32x32x16x16; first, with Q streamed ([`streamed_q_tiles`]): at d = 16-88 256x32x8x32; at d = 64 and 68-88 where that does not fit, and above d = 88, 128x32x8x32, then, where that one needs over 48 KiB (from d = 236; d = 204 on the portable tier), 64x32x16x16; up to d = 128 with a row's lanes fitted to the head dim ([`lanes_fitted`]: 256x32x4x64 at d = 48, 256x32x2x128 at d = 24, 256x32x1x256 at d = 20, 128x32x2x128 at d = 100); products unrolled ([`unrolls_products`]) | register blocks of 4 rows: 64x32 at d <= 64, 64x16 at d = 128 (48 KiB) holding Q; on an H200 at d = 128 streaming Q with 128x32 tiles is faster (24.6 TFLOP/s f32 against 15.4), and unrolling the products faster again (29.6); at d = 256, 64x32x16x16 streamed runs 22.9 / 25.6 (f32 / f16; 24.4 / 27.8 with P V unrolled too) against 12.3 / 12.1 for the held-Q fallback; at d = 64 256x32x8x32 streamed runs 33.7 / 32.4 against 22.9 / 23.7 holding Q; fitting the lanes to the head dim (and the range from d = 16) gained up to 3x below d = 32, 8-78% at 40-88 and up to 72% at odd numbers of vec4s above 88 ([`FITTED_LANES_MAX_HEAD_DIM`] lists them), the 256-row tile at d = 68-88 11-40% more, 128x32x8x32 on the portable tier at d = 64 25% / 16% more than holding Q ([`TWO_LANES_MIN_ODD_VEC4S`] and [`streamed_q_tiles`] list the rest) |
 //! | AMD | vendor 0x1002 / 0x1022 | 32x32x16x16, 64x32x16x16 | starting point: 64 KiB LDS, waves of 32 or 64 |
 //! | Apple | vendor 0x106b, or a name starting with "Apple" | 32x32x16x16, 16x32x16x8 | starting point: 32 KiB threadgroup memory, SIMD groups of 32 |
 //! | Intel | vendor 0x8086 | 32x32x8x16, 32x32x16x16 | starting point: subgroups of 8 to 32, so rows of 8 lanes keep the subgroup tier |
@@ -121,16 +121,21 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ///   table gives: f32 / f16 29.5 / 26.4 TFLOP/s against 24.2 / 23.5-23.6 at d = 32, 18.7 / 18.8
 ///   against 11.1 / 11.6 at d = 48, 33.7-33.8 / 32.4 against 22.9 / 23.7 at d = 64; causal 20.5
 ///   / 19.5 against 20.5 / 18.3 at d = 32 and 24.3 / 23.2 against 18.7 / 16.7 at d = 64
-///   (twenty-third round; four other tiles, 128x32x8x32 among them, ran slower at 32 and 64).
+///   (twenty-third round; four other tiles, 128x32x8x32 among them, ran slower than it at 32 and 64).
 ///   At d = 16-28 the range holds the same tile, with its lanes fitted to the head dim
 ///   ([`lanes_fitted`]): 256x32x4x64 at d = 16 ran 23.1 / 23.1 and 256x32x2x128 at d = 24 29.2 /
 ///   27.3, against 9.5-9.9 for 8x8x4x8, which the plan took before (the family table's tiles have
 ///   more lanes than d / 4 there; twenty-fourth round); 256x32x1x256 at d = 20 and 28 21.8 / 22.0
 ///   and 23.0 / 23.0, against 10.8 / 11.3 with 8 lanes (twenty-fifth round). With 8 lanes it
 ///   fits 48 KiB only on the subgroup tier (the portable tier's row-reduction buffer adds 8 KiB),
-///   so NVIDIA devices without subgroups hold Q at d = 32 and 64, where the lanes stay at 8; the
-///   buffer shrinks with the lanes, so elsewhere in the range the portable tier streams Q too (not
+///   so NVIDIA devices without subgroups hold Q at d = 32, where the lanes stay at 8; the buffer
+///   shrinks with the lanes, so elsewhere in the range the portable tier streams Q too (not
 ///   measured there).
+/// - d = 64 without subgroups: 128x32x8x32 follows. On the portable tier it ran 28.2 / 26.2
+///   against 22.4 / 22.5 for the held-Q 64x32x8x16 (twenty-sixth round's sweep, its tile step);
+///   on the subgroup tier it ran causal 23.8 / 22.4 against 18.7 / 16.7 (twenty-third round). At
+///   d = 32 it ran slower than the held tile on the subgroup tier, causal most (19.9 / 16.4
+///   against 20.5 / 18.3), so the portable tier keeps holding Q there.
 /// - d = 68 to 88: the same tile, its lanes fitted, fits 48 KiB on the subgroup tier up to d = 88.
 ///   Against the next range's 128x32 tile fitted alike (twenty-fifth round): d = 68 26.3 / 26.7
 ///   against 22.3 / 23.3, 72 28.0 / 30.6 against 20.7 / 23.3, 76 27.3 / 26.7 against 21.9 / 23.0,
@@ -145,7 +150,13 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ///   16x16x16x8 that the table's held-Q tiles came down to, and 24.4 / 27.8 with its P V unrolled
 ///   as the plan now does (twenty-third round).
 const STREAMED_Q_TILES: &[(DeviceFamily, u32, u32, &[TileRow])] = &[
-    (DeviceFamily::Nvidia, 16, 64, &[(256, 32, 8, 32)]),
+    (DeviceFamily::Nvidia, 16, 63, &[(256, 32, 8, 32)]),
+    (
+        DeviceFamily::Nvidia,
+        64,
+        64,
+        &[(256, 32, 8, 32), (128, 32, 8, 32)],
+    ),
     (
         DeviceFamily::Nvidia,
         68,

@@ -65,7 +65,8 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
     assert_eq!(without.kernel, Kernel::ForwardPortable);
     assert_eq!(without.tiles, want);
     // At d=64 the streamed tile of that head dim, which fits only without the portable tier's
-    // row-reduction buffer: without subgroups the family's first tile, holding Q.
+    // row-reduction buffer: without subgroups the range's second streamed tile; at d=32, where
+    // the range has no second tile, the family's first tile, holding Q.
     let p64 = Attention::new(2, 32, 32, 8192, 8192, 64).dtype(DType::F16);
     let streamed64 = plan(&p64, &nvidia(Some((32, 32)))).unwrap();
     let want64 = wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 64)[0];
@@ -82,7 +83,22 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
     .unwrap();
     let source = wgpu_flash_attn::kernels::forward::shader_source;
     assert_eq!(source(&streamed64), source(&forced64));
-    let held = plan(&p64, &nvidia(None)).unwrap();
+    let portable64 = plan(&p64, &nvidia(None)).unwrap();
+    assert_eq!(portable64.kernel, Kernel::ForwardPortable);
+    assert_eq!(
+        portable64.tiles,
+        wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), 64)[1]
+    );
+    assert!(portable64.stream_q);
+    let forced_portable64 = plan_with(
+        &p64,
+        &nvidia(None),
+        forced(Kernel::ForwardPortable, Some(portable64.tiles)),
+    )
+    .unwrap();
+    assert_eq!(source(&portable64), source(&forced_portable64));
+    let p32 = Attention::new(2, 32, 32, 8192, 8192, 32).dtype(DType::F16);
+    let held = plan(&p32, &nvidia(None)).unwrap();
     assert_eq!(held.tiles, family_tiles(DeviceFamily::Nvidia)[0]);
     assert!(!held.stream_q);
     // The subgroup tier needs no row-reduction buffer in workgroup memory.
@@ -96,14 +112,16 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
 fn streamed_tiles_by_head_dim() {
     // Below d = 16 Q is held; d = 16-88 takes the 256-row tile where it fits (on the subgroup
     // tier always; the portable tier's row-reduction buffer is smaller with fewer lanes a row),
-    // d = 68-88 then the 128-row one; above, the 128-row tile up to where it fits 48 KiB (d = 232
+    // d = 64 and 68-88 then the 128-row one (d = 32 on the portable tier holds Q); above, the 128-row tile up to where it fits 48 KiB (d = 232
     // on the subgroup tier, 200 on the portable one), the second beyond; never the held-Q
     // fallback. Up to d = 128 the rows' lanes are fitted to the head dim's vec4s: as many as
     // split them evenly, else 1 below 11 vec4s and 2 from there.
     let tuning_tiles = |d| wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), d);
     let small = tuning_tiles(64);
     let large = tuning_tiles(256);
-    assert_eq!(small.len(), 1);
+    assert_eq!(small.len(), 2);
+    assert_eq!(tuning_tiles(32).len(), 1);
+    assert_eq!(tuning_tiles(60).len(), 1);
     assert_eq!(large.len(), 2);
     assert!(tuning_tiles(12).is_empty());
     assert_eq!(tuning_tiles(80).len(), 2);
@@ -122,7 +140,7 @@ fn streamed_tiles_by_head_dim() {
         (40, sg, Some(t("256x32x2x128"))),
         (48, sg, Some(t("256x32x4x64"))),
         (64, sg, Some(small[0])),
-        (64, None, None),
+        (64, None, Some(t("128x32x8x32"))),
         (28, None, Some(t("256x32x1x256"))),
         (32, None, None),
         (36, None, Some(t("256x32x1x256"))),
@@ -669,17 +687,18 @@ fn kv_cache_lanes_hold_a_bounded_share_of_each_tile() {
 #[test]
 fn products_unroll_on_nvidia_and_where_forced() {
     let p = Attention::new(1, 8, 8, 4096, 4096, 128);
+    let p32 = Attention::new(1, 8, 8, 4096, 4096, 32);
     let p64 = Attention::new(1, 8, 8, 4096, 4096, 64);
     let caps = nvidia(Some((32, 32)));
     // NVIDIA: Q K^T always; P V where Q is streamed (the table's d = 128 tile), not where it is
-    // held (d = 64 without subgroups).
+    // held (d = 32 without subgroups).
     let streamed = plan(&p, &caps).unwrap();
     assert!(streamed.stream_q && streamed.unroll_qk && streamed.unroll_pv);
     assert_eq!(
         streamed.tiles_label(),
         format!("{} (Q streamed; Q K^T, P V unrolled)", streamed.tiles)
     );
-    let held = plan(&p64, &nvidia(None)).unwrap();
+    let held = plan(&p32, &nvidia(None)).unwrap();
     assert!(!held.stream_q && held.unroll_qk && !held.unroll_pv);
     assert_eq!(
         held.tiles_label(),
