@@ -245,8 +245,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 15: on NVIDIA odd numbers of vec4s take 1 or 2 lanes a row (up to 2.1x faster), and d = 68-88
 // takes the 256-row streamed tile (up to 40% faster), which version-14 winners were not timed
 // against.
-// 16: on NVIDIA without subgroups d = 64 streams Q with 128x32x8x32 (25% / 16% faster f32 / f16
-// than the held tile), which version-15 winners there were not timed against.
+// 16: on NVIDIA d = 64 streams Q with 128x32x8x32 where the 256-row tile does not fit (without
+// subgroups 25% / 16% faster f32 / f16 than the held tile), and the tile is a candidate there on
+// every NVIDIA device, which version-15 winners were not timed against.
 const VERSION: u32 = 16;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";

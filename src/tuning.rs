@@ -131,11 +131,14 @@ const FAMILY_TILES: &[(DeviceFamily, &[TileRow])] = &[
 ///   so NVIDIA devices without subgroups hold Q at d = 32, where the lanes stay at 8; the buffer
 ///   shrinks with the lanes, so elsewhere in the range the portable tier streams Q too (not
 ///   measured there).
-/// - d = 64 without subgroups: 128x32x8x32 follows. On the portable tier it ran 28.2 / 26.2
-///   against 22.4 / 22.5 for the held-Q 64x32x8x16 (twenty-sixth round's sweep, its tile step);
-///   on the subgroup tier it ran causal 23.8 / 22.4 against 18.7 / 16.7 (twenty-third round). At
-///   d = 32 it ran slower than the held tile on the subgroup tier, causal most (19.9 / 16.4
-///   against 20.5 / 18.3), so the portable tier keeps holding Q there.
+/// - d = 64 where that tile does not fit (the portable tier with 48 KiB; both tiers with 32 KiB,
+///   which wgpu reports on DX12): 128x32x8x32, Q streamed. On the portable tier with 48 KiB it
+///   ran 28.2 / 26.1 against 22.6 / 22.5 for the held-Q 64x32x8x16 (twenty-sixth round's sweep,
+///   its tile step; 28.2 / 26.2 against 22.4 / 22.5 when that step ran again); on the subgroup
+///   tier it ran causal 23.8 / 22.4 against 18.7 / 16.7 (twenty-third round); with 32 KiB it is
+///   not measured. At d = 32 the range lists no second tile: there 128x32x8x32 would hold Q (it
+///   fits), and held it ran mixed non-causal (25.1 / 22.8 against 24.2 / 23.5) and slower causal
+///   (19.9 / 16.4 against 20.5 / 18.3) on the subgroup tier (twenty-third round).
 /// - d = 68 to 88: the same tile, its lanes fitted, fits 48 KiB on the subgroup tier up to d = 88.
 ///   Against the next range's 128x32 tile fitted alike (twenty-fifth round): d = 68 26.3 / 26.7
 ///   against 22.3 / 23.3, 72 28.0 / 30.6 against 20.7 / 23.3, 76 27.3 / 26.7 against 21.9 / 23.0,

@@ -97,6 +97,10 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
     )
     .unwrap();
     assert_eq!(source(&portable64), source(&forced_portable64));
+    assert_eq!(
+        portable64.tiles_label(),
+        "128x32x8x32 (Q streamed; Q K^T, P V unrolled)"
+    );
     let p32 = Attention::new(2, 32, 32, 8192, 8192, 32).dtype(DType::F16);
     let held = plan(&p32, &nvidia(None)).unwrap();
     assert_eq!(held.tiles, family_tiles(DeviceFamily::Nvidia)[0]);
