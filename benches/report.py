@@ -9,6 +9,11 @@ The plot has one panel per (head_dim, causal) and one line per series: each kern
 and our materialized baseline, each peer backend, per dtype; TFLOP/s against N on a log2 x axis
 (y: log by default, --y linear). Where a file swept several tiles, a series takes the fastest
 tile at each point (the tile tables show all of them). Standard library only.
+
+A table of fixed costs follows the TFLOP/s tables: where a series ran non-causal at three or more
+N with the same number of tokens (B N), so that each N launches the same number of workgroups,
+its figures are fitted as E N / (X + N). E is the rate without a fixed cost, X the fixed cost of a
+workgroup (a peer's thread block) in keys: the time outside the key loop, as keys of it.
 """
 import argparse
 import html
@@ -123,6 +128,47 @@ def tiles_label(r):
     return f"{r['tiles']} ({'; '.join(notes)})" if notes else r["tiles"]
 
 
+def fixed_cost_rows(ours, peers):
+    """Per (series, dtype, d), non-causal, the fit E N / (X + N) of TFLOP/s against N:
+    (series, dtype, d, E, X, largest relative deviation, N values). Only series measured at three
+    or more N with one token count (B N), the fastest tile at each N."""
+    runs = {}  # (series, dtype, d) -> {N: (tokens, tflops)}
+
+    def add(series, dtype, d, n, tokens, tflops):
+        at = runs.setdefault((series, dtype, d), {})
+        if n not in at or tflops > at[n][1]:
+            at[n] = (tokens, tflops)
+
+    for path, doc in ours:
+        suffix = f" ({stem(path)})" if len(ours) > 1 else ""
+        for r in doc["rows"]:
+            if not r["causal"] and r.get("flash_tflops"):
+                add(f"wgpu {r.get('kernel', 'portable')}{suffix}", r["dtype"], r["head_dim"], r["seq"],
+                    r["batch"] * r["seq"], r["flash_tflops"])
+    for path, doc in peers:
+        peer = "torch" if doc["peer"] == "torch-sdpa" else doc["peer"]
+        for r in doc["rows"]:
+            if not r["causal"] and r.get("tflops"):
+                add(f"{peer} {PEER_BACKEND_NAMES.get(r['backend'], r['backend'])}", r["dtype"],
+                    r["head_dim"], r["seq"], r["batch"] * r["seq"], r["tflops"])
+    out = []
+    for (series, dtype, d), at in runs.items():
+        if len(at) < 3 or len({tokens for tokens, _ in at.values()}) != 1:
+            continue
+        # 1 / TFLOP/s is linear in 1 / N: 1 / E + (X / E) / N.
+        xs = [1.0 / n for n in at]
+        ys = [1.0 / tf for _, tf in at.values()]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        intercept = my - slope * mx
+        if intercept <= 0:
+            continue
+        e, x = 1.0 / intercept, slope / intercept
+        dev = max(abs(e * n / (x + n) / tf - 1.0) for n, (_, tf) in at.items())
+        out.append((series, dtype, d, e, x, dev, sorted(at)))
+    return out
+
+
 def markdown(ours, peers, pts):
     lines = []
     for path, doc in ours:
@@ -147,6 +193,22 @@ def markdown(ours, peers, pts):
         for d, n, c in shapes:
             cells = [fmt(top[(s, dtype, d, n, c)][5]) if (s, dtype, d, n, c) in top else "-" for s in names]
             lines.append(f"| {d} | {n} | {'yes' if c else 'no'} | " + " | ".join(cells) + " |")
+        lines.append("")
+
+    costs = fixed_cost_rows(ours, peers)
+    if costs:
+        lines.append("### Fixed cost per workgroup (non-causal)\n")
+        lines.append("TFLOP/s at N fitted as E N / (X + N), by least squares on 1 / TFLOP/s against 1 / N, "
+                     "where every N ran the same number of tokens: E is the rate without a fixed cost, X the "
+                     "fixed cost of a workgroup (a peer's thread block) in keys, \"fit\" the largest deviation "
+                     "of a measured figure from the curve: a few percent or more means a figure off it (a slow "
+                     "run, or a plan that changes with N), which the fit then misreads.\n")
+        lines.append("| series | dtype | d | E (TFLOP/s) | X (keys) | fit | N |")
+        lines.append("|---|---|---|---|---|---|---|")
+        order = {name: i for i, name in enumerate(series_order({c[0] for c in costs}))}
+        for series, dtype, d, e, x, dev, ns in sorted(costs, key=lambda c: (c[1], c[2], order[c[0]])):
+            lines.append(f"| {series} | {dtype} | {d} | {fmt(e)} | {x:.0f} | {100 * dev:.1f}% | "
+                         f"{ns[0]}-{ns[-1]} ({len(ns)}) |")
         lines.append("")
 
     for path, doc in ours:

@@ -21,6 +21,18 @@ python3 benches/report.py bench-results/h200-2026-11-30/flash.json bench-results
   --md "$report_dir/report.md" --svg "$report_dir/report.svg"
 python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$report_dir/report.svg"
 grep -q "torch FlashAttention-2" "$report_dir/report.md"
+grep -q "Fixed cost per workgroup" "$report_dir/report.md"
+# The fixed-cost fit recovers a rate and a cost it is given: E = 100 TFLOP/s, X = 50 keys.
+python3 - <<'PY'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, "benches")
+import report
+rows = [{"causal": False, "flash_tflops": 100.0 * n / (50 + n), "kernel": "portable", "dtype": "f16",
+         "head_dim": 64, "seq": n, "batch": 16384 // n} for n in (1024, 2048, 4096)]
+(series, dtype, d, e, x, dev, ns), = report.fixed_cost_rows([("f.json", {"rows": rows})], [])
+assert abs(e - 100) < 1e-6 and abs(x - 50) < 1e-6 and dev < 1e-9 and ns == [1024, 2048, 4096], (e, x, dev)
+PY
 rm -r "$report_dir"
 
 echo "== the benchmarks run and pass their own checks (small defaults, on Vulkan)"
