@@ -53,7 +53,8 @@ def stem(path):
 
 
 def points(ours, peers):
-    """Every measurement as (series, dtype, head_dim, seq, causal, tflops, ms, extra).
+    """Every measurement as (series, dtype, head_dim, seq, causal, tflops, ms, extra, tokens), tokens
+    being B N.
 
     Series names: "wgpu <tier>" and "wgpu materialized" for ours (suffixed with the file name when
     several of our files are given), "<peer> <backend>" for peers.
@@ -67,19 +68,20 @@ def points(ours, peers):
                 continue
             kernel = r.get("kernel", "portable")  # files before tiers were named ran the portable kernel
             key = (r["head_dim"], r["seq"], r["causal"], r["dtype"])
+            tokens = r["batch"] * r["seq"]
             out.append((f"wgpu {kernel}{suffix}", r["dtype"], r["head_dim"], r["seq"], r["causal"],
-                        r["flash_tflops"], r["flash_ms"], r.get("tiles", "-")))
+                        r["flash_tflops"], r["flash_ms"], r.get("tiles", "-"), tokens))
             if r.get("baseline_tflops") is not None and key not in baseline_seen:
                 baseline_seen.add(key)
                 out.append((f"wgpu materialized{suffix}", r["dtype"], r["head_dim"], r["seq"], r["causal"],
-                            r["baseline_tflops"], r["baseline_ms"], "-"))
+                            r["baseline_tflops"], r["baseline_ms"], "-", tokens))
     for path, doc in peers:
         peer = "torch" if doc["peer"] == "torch-sdpa" else doc["peer"]
         for r in doc["rows"]:
             if r.get("tflops") is None:
                 continue
             out.append((f"{peer} {PEER_BACKEND_NAMES.get(r['backend'], r['backend'])}", r["dtype"],
-                        r["head_dim"], r["seq"], r["causal"], r["tflops"], r["ms"], "-"))
+                        r["head_dim"], r["seq"], r["causal"], r["tflops"], r["ms"], "-", r["batch"] * r["seq"]))
     return out
 
 
@@ -128,29 +130,15 @@ def tiles_label(r):
     return f"{r['tiles']} ({'; '.join(notes)})" if notes else r["tiles"]
 
 
-def fixed_cost_rows(ours, peers):
+def fixed_cost_rows(pts):
     """Per (series, dtype, d), non-causal, the fit E N / (X + N) of TFLOP/s against N:
     (series, dtype, d, E, X, largest relative deviation, N values). Only series measured at three
     or more N with one token count (B N), the fastest tile at each N."""
     runs = {}  # (series, dtype, d) -> {N: (tokens, tflops)}
-
-    def add(series, dtype, d, n, tokens, tflops):
-        at = runs.setdefault((series, dtype, d), {})
-        if n not in at or tflops > at[n][1]:
-            at[n] = (tokens, tflops)
-
-    for path, doc in ours:
-        suffix = f" ({stem(path)})" if len(ours) > 1 else ""
-        for r in doc["rows"]:
-            if not r["causal"] and r.get("flash_tflops"):
-                add(f"wgpu {r.get('kernel', 'portable')}{suffix}", r["dtype"], r["head_dim"], r["seq"],
-                    r["batch"] * r["seq"], r["flash_tflops"])
-    for path, doc in peers:
-        peer = "torch" if doc["peer"] == "torch-sdpa" else doc["peer"]
-        for r in doc["rows"]:
-            if not r["causal"] and r.get("tflops"):
-                add(f"{peer} {PEER_BACKEND_NAMES.get(r['backend'], r['backend'])}", r["dtype"],
-                    r["head_dim"], r["seq"], r["batch"] * r["seq"], r["tflops"])
+    for (series, dtype, d, n, causal), p in best(pts).items():
+        # The materialized baseline runs other passes than a key loop: no workgroup to fit.
+        if not causal and p[5] > 0 and not series.startswith("wgpu materialized"):
+            runs.setdefault((series, dtype, d), {})[n] = (p[8], p[5])
     out = []
     for (series, dtype, d), at in runs.items():
         if len(at) < 3 or len({tokens for tokens, _ in at.values()}) != 1:
@@ -195,7 +183,7 @@ def markdown(ours, peers, pts):
             lines.append(f"| {d} | {n} | {'yes' if c else 'no'} | " + " | ".join(cells) + " |")
         lines.append("")
 
-    costs = fixed_cost_rows(ours, peers)
+    costs = fixed_cost_rows(pts)
     if costs:
         lines.append("### Fixed cost per workgroup (non-causal)\n")
         lines.append("TFLOP/s at N fitted as E N / (X + N), by least squares on 1 / TFLOP/s against 1 / N, "

@@ -116,10 +116,10 @@ fn subgroups_of_32_take_the_nvidia_table_tile_on_the_subgroup_tier() {
 fn streamed_tiles_by_head_dim() {
     // Below d = 16 Q is held; d = 16-88 takes the 256-row tile where it fits (on the subgroup
     // tier always; the portable tier's row-reduction buffer is smaller with fewer lanes a row),
-    // d = 64 and 68-88 then the 128-row one (d = 32 on the portable tier holds Q); above, the 128-row tile up to where it fits 48 KiB (d = 232
-    // on the subgroup tier, 200 on the portable one), the second beyond; never the held-Q
-    // fallback. Up to d = 128 the rows' lanes are fitted to the head dim's vec4s: as many as
-    // split them evenly, else 1 below 11 vec4s and 2 from there.
+    // d = 64-88 then the 128-row one (d = 32 on the portable tier holds Q); above, the 128-row
+    // tile up to where it fits 48 KiB (d = 232 on the subgroup tier, 200 on the portable one),
+    // the second beyond; never the held-Q fallback. Up to d = 128 the rows' lanes are fitted to
+    // the head dim's vec4s: as many as split them evenly, else 1 below 11 vec4s and 2 from there.
     let tuning_tiles = |d| wgpu_flash_attn::tuning::streamed_q_tiles(&nvidia(None), d);
     let small = tuning_tiles(64);
     let large = tuning_tiles(256);
