@@ -229,6 +229,17 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
     return k_buf[key_row(base, params.k, seq, key) + i % D4];
 }
 
+// Element i % D4 of row `r` of this workgroup's Q block (zeros past the block or the sequence,
+// and for i past a tile: see stage()), times the sign of the scale: the sign rides on Q, so scores
+// need no multiply. Exact where the device keeps f16 subnormals (NVIDIA does); a driver that
+// flushes them in the multiply loses Q elements below 6.1e-5, under f16's rounding of larger ones.
+fn q_vec4(q_base: u32, m0: u32, r: u32, i: u32, seq_q: u32) -> vec4<f16> {
+    if (i >= BN * D4 || r >= BM || m0 + r >= seq_q) {
+        return vec4<f16>(0.0h);
+    }
+    return q_buf[q_base + (m0 + r) * params.q.z + i % D4] * f16(params.score_sign);
+}
+
 // One score of the tile at `key` for query row `row` (modifiers and masks applied), in the units
 // exp2 takes after scaling by scale_log2; MASKED where the key is not visible. `interior`: the
 // whole tile is inside both sequences and every row's band, so no element needs the visibility
@@ -420,21 +431,21 @@ fn forward(
     let row0 = sg * MR; // this subgroup's first row in the block
 
     // Q block -> workgroup memory (QROWS rows at a time) -> this subgroup's A fragments, kept for
-    // the whole pass.
+    // the whole pass. Each round's rows are loaded into the K/V staging registers first, all
+    // loads issued before any store (rows r0 .. r0 + BN - 1 where a K tile goes, the next BN where
+    // its V tile goes), then stored as a K/V tile is: a load and its store in the same pass of a
+    // loop would wait for each load in turn.
     var q_frag: array<coop_mat16x16<f16, A>, R16 * D16>;
+    var k_staged: array<vec4<f16>, LOADS>;
+    var v_staged: array<vec4<f16>, LOADS>;
     for (var r0 = 0u; r0 < BM; r0 += QROWS) {
-        workgroupBarrier();
-        for (var i = lid; i < QROWS * D4; i += WG) {
-            let r = i / D4;
-            var x = vec4<f16>(0.0h);
-            if (r0 + r < BM && m0 + r0 + r < seq_q) {
-                // The sign of the scale rides on Q, so scores need no multiply. Exact where the
-                // device keeps f16 subnormals (NVIDIA does); a driver that flushes them in the
-                // multiply loses Q elements below 6.1e-5, under f16's rounding of larger ones.
-                x = q_buf[q_base + (m0 + r0 + r) * params.q.z + i % D4] * f16(params.score_sign);
-            }
-            store4(r * RS + (i % D4) * 4u, x);
+        for (var u = 0u; u < LOADS; u++) {
+            let i = lid + u * WG;
+            k_staged[u] = q_vec4(q_base, m0, r0 + i / D4, i, seq_q);
+            v_staged[u] = q_vec4(q_base, m0, r0 + BN + i / D4, i, seq_q);
         }
+        workgroupBarrier();
+        stage(k_staged, v_staged, lid, 0u);
         workgroupBarrier();
         // The same for all lanes of a subgroup, which is what cooperative loads need.
         for (var rb = 0u; rb < R16; rb++) {
@@ -495,8 +506,6 @@ fn forward(
         o_acc[f] = zero_frag;
     }
 
-    var k_staged: array<vec4<f16>, LOADS>;
-    var v_staged: array<vec4<f16>, LOADS>;
     for (var u = 0u; u < LOADS; u++) {
         k_staged[u] = fetch(false, k_base, batch, kv_start, seq_kv, lid + u * WG);
         v_staged[u] = fetch(true, v_base, batch, kv_start, seq_kv, lid + u * WG);
