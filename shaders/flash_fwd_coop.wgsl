@@ -15,8 +15,9 @@
 // that the host turns into SPIR-V element access (src/kernels/spirv_elements.rs) before passing
 // the module through to the Vulkan driver. Each lane then masks and exponentiates its own elements
 // of the S fragments, reduces row maxima and sums with the 3 other lanes of its rows, and builds
-// the P fragments element by element; the row rescale of O also happens in registers. That drops
-// both round trips through workgroup memory and the subgroup barriers between the stages, and
+// the P fragments element by element; the row rescale of O, and at the end its scaling by 1 / l
+// and its write-out, also happen in registers. That drops both round trips through workgroup
+// memory and the subgroup barriers between the stages, and
 // frees the room for longer key tiles (bench-results/h200-2026-12-01-session13, call 4: 41% / 32%
 // faster at d = 128, 24-113% by head dim and mask). Which (row, column) each element is comes from
 // probe_elements at the end of this file, run once per device.
@@ -98,9 +99,9 @@ const CPL4: u32 = CPL / 4u;
 // Row strides: K/V (and staged Q) rows of halves, score rows of floats, probability rows of
 // halves; each padded against bank conflicts and a multiple of 16 bytes.
 const RS: u32 = D + 8u;
-// ELEMENTS: the score block only takes O fragments (and makes the zero accumulator), and the
-// probability block is unused; the room can go to a second K/V tile (TWO_KV).
-const SS: u32 = select(BN + 4u, 20u, ELEMENTS);   // at least 16: O fragments pass through it
+// ELEMENTS: the score block only makes the zero accumulator, and the probability block is
+// unused; the room can go to a second K/V tile (TWO_KV).
+const SS: u32 = select(BN + 4u, 20u, ELEMENTS);   // at least 16: 16 x 16 fragments pass through it
 const PS: u32 = BN + 8u;
 const KV_BUFS: u32 = select(1u, 2u, TWO_KV);
 const KV_BUF: u32 = 2u * BN * RS;  // halves of one K and V tile pair
@@ -162,7 +163,8 @@ struct Params {
 // store per loaded vec4, and cooperative loads count its addresses and strides in vec4s); the Q
 // block passes through it at the start, QROWS rows at a time.
 var<workgroup> kv_tile: array<vec4<f16>, KV_BUFS * KV_BUF / 4u>;
-// Each subgroup's MR x BN scores; also where O fragments are scaled and written out.
+// Each subgroup's MR x BN scores; also where O fragments are scaled and written out (without
+// ELEMENTS).
 // Both hold four elements to a vec4 (element i at [i / 4][i % 4]; SS and PS are multiples of 4),
 // so that a lane reads four scores and writes four probabilities at a time.
 var<workgroup> s_tile: array<vec4<f32>, BM * SS / 4u>;
@@ -776,8 +778,12 @@ fn forward(
     }
 
     // Row sums: add the parts of the lanes of a row (LPR of them, or with ELEMENTS the 4 that
-    // share it). Then 1 / l (and the LSE) per row.
-    workgroupBarrier();
+    // share it). Then 1 / l (and the LSE) per row: with ELEMENTS kept in this lane's registers,
+    // which hold the elements of O it scales; otherwise through row_scale.
+    var inv_row: array<f32, SLOTS>;
+    if (!ELEMENTS) {
+        workgroupBarrier();
+    }
     for (var k = 0u; k < SLOTS; k++) {
         var rr = k * 16u + r;
         var lanes = LPR;
@@ -792,22 +798,25 @@ fn forward(
         for (var off = 1u; off < lanes; off *= 2u) {
             l += subgroupShuffleXor(l, off);
         }
+        // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the
+        // sink). Every lane of the row has the whole sum.
+        let m2 = m_used[k] * params.scale_log2;
+        var inv = select(0.0, 1.0 / l, l > 0.0);
+        var lse = m2 * LN2 + log(l);
+        if (SINKS) {
+            // The sink joins the denominator: rescale both to the larger of row max and sink.
+            let sink2 = sinks_buf[params.sinks_offset + head_q] * LOG2E;
+            let top = select(sink2, max(m2, sink2), l > 0.0);
+            let kept = select(0.0, exp2(m2 - top), l > 0.0);
+            let total = l * kept + exp2(sink2 - top);
+            inv = kept / total;
+            lse = top * LN2 + log(total);
+        }
+        inv_row[k] = inv;
         if (writer) {
-            // A row that sees no key has l == 0: its output is 0 and its LSE -infinity (or the
-            // sink).
-            let m2 = m_used[k] * params.scale_log2;
-            var inv = select(0.0, 1.0 / l, l > 0.0);
-            var lse = m2 * LN2 + log(l);
-            if (SINKS) {
-                // The sink joins the denominator: rescale both to the larger of row max and sink.
-                let sink2 = sinks_buf[params.sinks_offset + head_q] * LOG2E;
-                let top = select(sink2, max(m2, sink2), l > 0.0);
-                let kept = select(0.0, exp2(m2 - top), l > 0.0);
-                let total = l * kept + exp2(sink2 - top);
-                inv = kept / total;
-                lse = top * LN2 + log(total);
+            if (!ELEMENTS) {
+                row_scale[row0 + rr] = inv;
             }
-            row_scale[row0 + rr] = inv;
             if (WRITE_LSE && row < seq_q) {
                 var at = params.lse_offset + (batch * params.heads_q + head_q) * seq_q + row;
                 if (VARLEN) {
@@ -817,10 +826,41 @@ fn forward(
             }
         }
     }
+
+    let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
+    if (ELEMENTS) {
+        // O / l straight from registers. Of a fragment's row, lane 4 g + q holds columns 2 q,
+        // 2 q + 1 (elements e, e + 1) and 2 q + 8, 2 q + 9 (e + 2, e + 3), as elem_col says and
+        // probe_elements checks; lanes 2 p and 2 p + 1
+        // swap a pair, so the even one holds columns 4 p .. 4 p + 3 and the odd one 8 + 4 p ..
+        // 8 + 4 p + 3, one vec4 each.
+        let odd = lane % 2u == 1u;
+        let col4 = (lane % 4u) / 2u + select(0u, 2u, odd);
+        for (var rb = 0u; rb < R16; rb++) {
+            for (var f = 0u; f < D16; f++) {
+                var x: array<f32, EL>;
+                for (var e = 0u; e < EL; e++) {
+                    x[e] = coop_get_c(o_acc[rb * D16 + f], e);
+                }
+                for (var h = 0u; h < HALVES; h++) {
+                    let e = 4u * h;
+                    let near = vec2<f32>(x[e], x[e + 1u]);
+                    let far = vec2<f32>(x[e + 2u], x[e + 3u]);
+                    let give = select(far, near, odd);
+                    let got = vec2<f32>(subgroupShuffleXor(give.x, 1u), subgroupShuffleXor(give.y, 1u));
+                    let o = select(vec4<f32>(near, got), vec4<f32>(got, far), odd);
+                    let out_row = m0 + row0 + rb * 16u + elem_row(lane, e);
+                    if (out_row < seq_q) {
+                        o_buf[o_base + out_row * params.o.z + f * 4u + col4] = vec4<f16>(o * inv_row[2u * rb + h]);
+                    }
+                }
+            }
+        }
+        return;
+    }
     workgroupBarrier();
 
     // O / l, one 16 x 16 fragment per row block at a time through this subgroup's score block.
-    let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
     for (var f = 0u; f < D16; f++) {
         for (var rb = 0u; rb < R16; rb++) {
             let at = s_base + rb * 16u * SS;
