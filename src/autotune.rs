@@ -248,7 +248,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 16: on NVIDIA d = 64 streams Q with 128x32x8x32 where the 256-row tile does not fit (without
 // subgroups 25% / 16% faster f32 / f16 than the held tile), and the tile is a candidate there on
 // every NVIDIA device, which version-15 winners were not timed against.
-const VERSION: u32 = 16;
+// 17: on NVIDIA P V is unrolled with up to 88 output accumulators a thread (d = 84 and 88 with
+// the 256-row tile, 2-5% faster), which version-16 winners were not timed with.
+const VERSION: u32 = 17;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

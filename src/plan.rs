@@ -383,10 +383,10 @@ fn key_tiles(p: &Attention, t: Tiles) -> u64 {
 /// The most output accumulators (floats per thread: rows per thread times the head dim's vec4s
 /// per thread, times 4) with which the P V loop is unrolled ([`Plan::unroll_pv`]). On the H200
 /// unrolling it as well as Q K^T was faster with 64 (d = 128 with 128x32x8x32 tiles, and d = 256
-/// with 64x32x16x16) and slower with 96 (d = 192, 128x32x8x32); with 48 and 80 (d = 96 and 160)
-/// both unrolled beat both loops, P V's own share not measured (BENCHMARKS.md, twenty-second and
-/// twenty-third rounds).
-pub const UNROLL_PV_MAX_ACCUMULATORS: u32 = 80;
+/// with 64x32x16x16) and with 88 (d = 84 and 88 with 256x32x2x128, 2-5%), and slower with 96
+/// (d = 192, 128x32x8x32); with 48 and 80 (d = 96 and 160) both unrolled beat both loops, P V's
+/// own share not measured (BENCHMARKS.md, twenty-second, twenty-third and twenty-seventh rounds).
+pub const UNROLL_PV_MAX_ACCUMULATORS: u32 = 88;
 
 /// Output accumulators per thread of the portable and subgroup kernels (see
 /// [`UNROLL_PV_MAX_ACCUMULATORS`]).

@@ -708,11 +708,17 @@ fn products_unroll_on_nvidia_and_where_forced() {
         held.tiles_label(),
         format!("{} (Q K^T unrolled)", held.tiles)
     );
-    // The limit is inclusive: 80 accumulators at d = 160 with the first streamed tile.
+    // 80 accumulators at d = 160 with the first streamed tile; the limit, which is inclusive, at
+    // d = 84 and 88 with the 256-row tile (2 rows a thread, 11 vec4s of each).
     let p160 = Attention::new(1, 8, 8, 4096, 4096, 160);
-    let at_limit = plan(&p160, &caps).unwrap();
-    assert_eq!(at_limit.tiles, streamed.tiles);
-    assert!(at_limit.stream_q && at_limit.unroll_pv);
+    let below_limit = plan(&p160, &caps).unwrap();
+    assert_eq!(below_limit.tiles, streamed.tiles);
+    assert!(below_limit.stream_q && below_limit.unroll_pv);
+    for d in [84, 88] {
+        let at_limit = plan(&Attention::new(1, 8, 8, 4096, 4096, d), &caps).unwrap();
+        assert_eq!(at_limit.tiles.to_string(), "256x32x2x128", "d = {d}");
+        assert!(at_limit.stream_q && at_limit.unroll_pv, "d = {d}");
+    }
     // Forced tiles that stream Q but hold 256 accumulators a thread keep P V's loop.
     let many = Tiles {
         block_m: 128,
@@ -730,7 +736,7 @@ fn products_unroll_on_nvidia_and_where_forced() {
     )
     .unwrap();
     assert!(forced_many.stream_q && forced_many.unroll_qk && !forced_many.unroll_pv);
-    // With more than 80 output accumulators a thread, P V's loop stays (its registers run out):
+    // With more than 88 output accumulators a thread, P V's loop stays (its registers run out):
     // d = 192 with the first streamed tile (96); d = 256 takes the second, with 64.
     let p192 = Attention::new(1, 8, 8, 4096, 4096, 192);
     let wide = plan(&p192, &caps).unwrap();
