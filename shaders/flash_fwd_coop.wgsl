@@ -17,10 +17,10 @@
 // of the S fragments, reduces row maxima and sums with the 3 other lanes of its rows, and builds
 // the P fragments element by element; the row rescale of O, and at the end its scaling by 1 / l
 // and its write-out, also happen in registers. That drops both round trips through workgroup
-// memory and the subgroup barriers between the stages, and
-// frees the room for longer key tiles (bench-results/h200-2026-12-01-session13, call 4: 41% / 32%
-// faster at d = 128, 24-113% by head dim and mask). Which (row, column) each element is comes from
-// probe_elements at the end of this file, run once per device.
+// memory and the subgroup barriers between the stages, and frees the room for longer key tiles
+// (bench-results/h200-2026-12-01-session13, call 4: 41% / 32% faster at d = 128, 24-113% by head
+// dim and mask). Which (row, column) each element is comes from probe_elements at the end of
+// this file, run once per device.
 //
 // Without ELEMENTS, cooperative matrices are opaque: their rows cannot be rescaled in
 // registers. So the running max is only moved when a row's max grows by more than 2^THRESH (in
@@ -163,13 +163,13 @@ struct Params {
 // store per loaded vec4, and cooperative loads count its addresses and strides in vec4s); the Q
 // block passes through it at the start, QROWS rows at a time.
 var<workgroup> kv_tile: array<vec4<f16>, KV_BUFS * KV_BUF / 4u>;
-// Each subgroup's MR x BN scores; also where O fragments are scaled and written out (without
-// ELEMENTS).
+// Without ELEMENTS, each subgroup's MR x BN scores, and where O fragments are scaled and written
+// out; with ELEMENTS only where the zero accumulator is made.
 // Both hold four elements to a vec4 (element i at [i / 4][i % 4]; SS and PS are multiples of 4),
 // so that a lane reads four scores and writes four probabilities at a time.
 var<workgroup> s_tile: array<vec4<f32>, BM * SS / 4u>;
 var<workgroup> p_tile: array<vec4<f16>, select(BM * PS / 4u, 4u, ELEMENTS)>;
-// Per row: the factor O is scaled by (rescale, then 1 / l at the end).
+// Per row, without ELEMENTS: the factor O is scaled by (rescale, then 1 / l at the end).
 var<workgroup> row_scale: array<f32, BM>;
 // VARLEN: this workgroup's sequence in 0..3, read once and shared so that loop bounds are uniform;
 // without SUBGROUP_SYNC, the rescale flag in 4.
@@ -232,7 +232,7 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
 }
 
 // Element i % D4 of row `r` of this workgroup's Q block (zeros past the block or the sequence,
-// and for i past a tile: see stage()), times the sign of the scale: the sign rides on Q, so scores
+// and for i past a tile, which stage() never stores), times the sign of the scale: the sign rides on Q, so scores
 // need no multiply. Exact where the device keeps f16 subnormals (NVIDIA does); a driver that
 // flushes them in the multiply loses Q elements below 6.1e-5, under f16's rounding of larger ones.
 fn q_vec4(q_base: u32, m0: u32, r: u32, i: u32, seq_q: u32) -> vec4<f16> {
@@ -829,11 +829,11 @@ fn forward(
 
     let o_base = params.o.x + batch * params.o.y + head_q * params.o.w + q_tok0 * params.o.z;
     if (ELEMENTS) {
-        // O / l straight from registers. Of a fragment's row, lane 4 g + q holds columns 2 q,
-        // 2 q + 1 (elements e, e + 1) and 2 q + 8, 2 q + 9 (e + 2, e + 3), as elem_col says and
-        // probe_elements checks; lanes 2 p and 2 p + 1
-        // swap a pair, so the even one holds columns 4 p .. 4 p + 3 and the odd one 8 + 4 p ..
-        // 8 + 4 p + 3, one vec4 each.
+        // O / l straight from registers. In each of its two rows of a fragment (elements from
+        // e = 4 h), lane 4 g + q holds columns 2 q, 2 q + 1 (elements e, e + 1) and 2 q + 8,
+        // 2 q + 9 (e + 2, e + 3), as elem_col says and probe_elements checks. Lanes q = 2 s and
+        // 2 s + 1 (s = 0, 1) swap a pair, so that the even one holds columns 4 s .. 4 s + 3 and
+        // the odd one 8 + 4 s .. 8 + 4 s + 3: one vec4 each, at col4 = s or s + 2.
         let odd = lane % 2u == 1u;
         let col4 = (lane % 4u) / 2u + select(0u, 2u, odd);
         for (var rb = 0u; rb < R16; rb++) {

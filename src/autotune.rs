@@ -249,7 +249,8 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // subgroups 25% / 16% faster f32 / f16 than the held tile), and the tile is a candidate there on
 // every NVIDIA device, which version-15 winners were not timed against.
 // 17: on NVIDIA P V is unrolled with up to 88 output accumulators a thread (d = 84 and 88 with
-// the 256-row tile, 2-5% faster), which version-16 winners were not timed with.
+// the 256-row tile, 2-5% faster), and the tensor-core kernel loads Q and writes O faster (up to
+// 25% at N = 1k), which version-16 winners were not timed with.
 const VERSION: u32 = 17;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
