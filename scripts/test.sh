@@ -28,19 +28,20 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, "benches")
 import report
-rows = [{"causal": False, "flash_tflops": 100.0 * n / (50 + n), "kernel": "portable", "dtype": "f16",
-         "head_dim": 64, "seq": n, "batch": 16384 // n, "flash_ms": 1.0} for n in (1024, 2048, 4096)]
-(series, dtype, d, e, x, dev, ns, out), = report.fixed_cost_rows(report.points([("f.json", {"rows": rows})], []))
+def fit(seqs, slow=None, factor=1.0):
+    """The fit of E = 100, X = 50 measured at seqs, the figure at `slow` times factor."""
+    rows = [{"causal": False, "flash_tflops": 100.0 * n / (50 + n) * (factor if n == slow else 1.0),
+             "kernel": "portable", "dtype": "f16", "head_dim": 64, "seq": n, "batch": 16384 // n,
+             "flash_ms": 1.0} for n in seqs]
+    (row,) = report.fixed_cost_rows(report.points([("f.json", {"rows": rows})], []))
+    return row[3:]
+e, x, dev, ns, out = fit((1024, 2048, 4096))
 assert abs(e - 100) < 1e-6 and abs(x - 50) < 1e-6 and dev < 1e-9 and ns == [1024, 2048, 4096], (e, x, dev)
 assert out == [], out
 # One figure of five three times too slow (a slow series) is left out, and the rest fit exactly;
 # one too fast is not.
-seqs = (1024, 2048, 4096, 8192, 16384)
 for factor, left in ((1 / 3, [2048]), (3, [])):
-    rows = [{"causal": False, "flash_tflops": 100.0 * n / (50 + n) * (factor if n == 2048 else 1),
-             "kernel": "portable", "dtype": "f16", "head_dim": 64, "seq": n, "batch": 16384 // n,
-             "flash_ms": 1.0} for n in seqs]
-    (series, dtype, d, e, x, dev, ns, out), = report.fixed_cost_rows(report.points([("f.json", {"rows": rows})], []))
+    e, x, dev, ns, out = fit((1024, 2048, 4096, 8192, 16384), 2048, factor)
     assert out == left and len(ns) == 5 - len(left), (factor, out, ns)
     assert (abs(e - 100) < 1e-6 and abs(x - 50) < 1e-6) == bool(left), (factor, e, x)
 PY

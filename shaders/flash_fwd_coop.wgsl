@@ -232,9 +232,10 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
 }
 
 // Element i % D4 of row `r` of this workgroup's Q block (zeros past the block or the sequence,
-// and for i past a tile, which stage() never stores), times the sign of the scale: the sign rides on Q, so scores
-// need no multiply. Exact where the device keeps f16 subnormals (NVIDIA does); a driver that
-// flushes them in the multiply loses Q elements below 6.1e-5, under f16's rounding of larger ones.
+// and for i past a tile, which stage() never stores), times the sign of the scale: the sign rides
+// on Q, so scores need no multiply. Exact where the device keeps f16 subnormals (NVIDIA does); a
+// driver that flushes them in the multiply loses Q elements below 6.1e-5, under f16's rounding of
+// larger ones.
 fn q_vec4(q_base: u32, m0: u32, r: u32, i: u32, seq_q: u32) -> vec4<f16> {
     if (i >= BN * D4 || r >= BM || m0 + r >= seq_q) {
         return vec4<f16>(0.0h);
@@ -833,9 +834,10 @@ fn forward(
         // e = 4 h), lane 4 g + q holds columns 2 q, 2 q + 1 (elements e, e + 1) and 2 q + 8,
         // 2 q + 9 (e + 2, e + 3), as elem_col says and probe_elements checks. Lanes q = 2 s and
         // 2 s + 1 (s = 0, 1) swap a pair, so that the even one holds columns 4 s .. 4 s + 3 and
-        // the odd one 8 + 4 s .. 8 + 4 s + 3: one vec4 each, at col4 = s or s + 2.
+        // the odd one 8 + 4 s .. 8 + 4 s + 3: one vec4 each, starting at the even lane's element
+        // e (even) or e + 2 (odd).
         let odd = lane % 2u == 1u;
-        let col4 = (lane % 4u) / 2u + select(0u, 2u, odd);
+        let col4 = elem_col(lane - lane % 2u, select(0u, 2u, odd)) / 4u;
         for (var rb = 0u; rb < R16; rb++) {
             for (var f = 0u; f < D16; f++) {
                 var x: array<f32, EL>;
