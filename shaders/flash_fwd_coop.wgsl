@@ -338,6 +338,7 @@ fn elem_col(lane: u32, i: u32) -> u32 { return 2u * (lane % 4u) + (i % 2u) + 8u 
 fn elem_scores(x: ptr<function, array<f32, EL * N16>>, lane: u32, n0: u32, row_first: u32,
                diag_offset: i32, interior: bool, slope: f32, batch: u32, head_q: u32,
                seq_q: u32, seq_kv: u32) -> vec2<f32> {
+    // SCORES_MAX BEGIN
     var tile_max = vec2<f32>(MASKED);
     for (var nb = 0u; nb < N16; nb++) {
         for (var e = 0u; e < EL; e++) {
@@ -354,6 +355,7 @@ fn elem_scores(x: ptr<function, array<f32, EL * N16>>, lane: u32, n0: u32, row_f
         }
     }
     return tile_max;
+    // SCORES_MAX END
 }
 
 // Where the plan asks for it, the loads of the tile ahead go through a function of their own:
@@ -553,6 +555,7 @@ fn forward(
             // The block below also becomes the body of load_tile (see LOAD_FN), so it uses no
             // other variables than that function's parameters.
             // LOAD BEGIN
+            // LOAD_ROWS BEGIN
             for (var u = 0u; u < LOADS; u++) {
                 let i = lid + u * WG;
                 if (LOADS * WG == BN * D4 || i < BN * D4) {
@@ -564,6 +567,7 @@ fn forward(
                     v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
                 }
             }
+            // LOAD_ROWS END
             // LOAD END
         }
 
@@ -646,6 +650,7 @@ fn forward(
                 }
                 let m_lo = exp2_offset(m_used[2u * rb]);
                 let m_hi = exp2_offset(m_used[2u * rb + 1u]);
+                // PROBS BEGIN
                 for (var nb = 0u; nb < N16; nb++) {
                     // Every element is set, so any A fragment will do to start from.
                     var pf = q_frag[0];
@@ -660,6 +665,7 @@ fn forward(
                     }
                     p_frag[rb * N16 + nb] = pf;
                 }
+                // PROBS END
             }
             if (RESCALE_ALWAYS || subgroupAny(moved)) {
                 for (var f = 0u; f < R16 * D16; f++) {

@@ -391,8 +391,9 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         // set them: with scores in registers, O rescaled every tile up to d = 192, the tile
         // ahead loaded without a branch at d = 64-192, K rows staged before V rows at d = 96 and
         // 192 and the stores behind a wrapper at d = 128, and the loads ahead through a function
-        // at d = 64, 160 and 192; through workgroup memory, no rescale switch, unbranched loads
-        // at d = 96-192, and the shader's own staging and loads.
+        // at d = 64, 160 and 192, and the tree form (plan::coop_tree_form) at d = 96, 192 and
+        // 256; through workgroup memory, no rescale switch, unbranched loads at d = 96-192, and
+        // the shader's own staging, loads and softmax.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
         assert!(source.contains(&rescale), "d={d}");
@@ -406,6 +407,13 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         assert_eq!(source.contains("fn stage_by_vec4("), d == 128, "d={d}");
         for used in ["fn load_tile(", "load_tile(&k_staged"] {
             assert_eq!(source.contains(used), matches!(d, 64 | 160 | 192), "d={d}");
+        }
+        // The tree form's row sums and stepped loads (at d = 192 inside load_tile).
+        for tree in [
+            "l_part[2u * rb] += sums.x;",
+            "let k_at = k_base + (ahead + lid / D4)",
+        ] {
+            assert_eq!(source.contains(tree), matches!(d, 96 | 192 | 256), "d={d}");
         }
         assert_eq!(source.matches("fn stage(").count(), 1, "d={d}");
         assert!(
@@ -428,6 +436,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         assert!(!source.contains("fn stage_rows("), "d={d}");
         assert!(!source.contains("fn stage_by_vec4("), "d={d}");
         assert!(!source.contains("fn load_tile("), "d={d}");
+        assert!(!source.contains("sums.x"), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
     }

@@ -50,6 +50,75 @@ fn stage_wrapped(source: &str) -> String {
     )
 }
 
+/// The shader's SCORES_MAX block (the body of `elem_scores`) where
+/// [`crate::plan::coop_tree_form`] holds: each row's tile max as a tree, the four elements of a
+/// row in a key block at a time, instead of one chain of dependent max operations. With
+/// [`TREE_PROBS`] and [`LOAD_ROWS_STEPPED`], the text measured (see that function).
+const TREE_SCORES_MAX: &str = "\
+    // The max as a tree: one chain of max operations would wait on each in turn.
+    var tile_max = vec2<f32>(MASKED);
+    for (var nb = 0u; nb < N16; nb++) {
+        for (var e = 0u; e < EL; e++) {
+            let row = row_first + elem_row(lane, e);
+            let key = n0 + nb * 16u + elem_col(lane, e);
+            (*x)[nb * EL + e] = score((*x)[nb * EL + e], key, row, i32(row) + diag_offset, interior,
+                slope, batch, head_q, seq_q, seq_kv);
+        }
+        let at = nb * EL;
+        let lo = max(max((*x)[at], (*x)[at + 1u]), max((*x)[at + 2u], (*x)[at + 3u]));
+        let hi = max(max((*x)[at + 4u], (*x)[at + 5u]), max((*x)[at + 6u], (*x)[at + 7u]));
+        tile_max = max(tile_max, vec2<f32>(lo, hi));
+    }
+    return tile_max;
+";
+
+/// The shader's PROBS block where [`crate::plan::coop_tree_form`] holds: the row sums of the
+/// probabilities as trees too, four at a time, added to `l_part` once a tile.
+const TREE_PROBS: &str = "\
+                var sums = vec2<f32>(0.0);
+                for (var nb = 0u; nb < N16; nb++) {
+                    // Every element is set, so any A fragment will do to start from.
+                    var pf = q_frag[0];
+                    var pe: array<f32, EL>;
+                    for (var e = 0u; e < EL; e++) {
+                        pe[e] = exp2(fma(x[nb * EL + e], params.scale_log2, -select(m_hi, m_lo, e < 4u)));
+                        pf = coop_set_a(pf, e, f16(pe[e]));
+                    }
+                    sums += vec2<f32>((pe[0] + pe[1]) + (pe[2] + pe[3]), (pe[4] + pe[5]) + (pe[6] + pe[7]));
+                    p_frag[rb * N16 + nb] = pf;
+                }
+                l_part[2u * rb] += sums.x;
+                l_part[2u * rb + 1u] += sums.y;
+";
+
+/// The shader's LOAD_ROWS block where [`crate::plan::coop_tree_form`] holds: where a thread's
+/// vec4s are whole rows apart (WG a multiple of D / 4: d = 256 of the head dims it serves) and
+/// the tile lies inside the sequence, one address per thread stepped by WG / D4 rows; else the
+/// file's clamped key per load. Where the first branch cannot run (d = 96 and 192), the text is
+/// still the one measured.
+const LOAD_ROWS_STEPPED: &str = "\
+            if (!PAGED && WG % D4 == 0u && ahead + BN <= seq_kv) {
+                let k_at = k_base + (ahead + lid / D4) * params.k.z + lid % D4;
+                let v_at = v_base + (ahead + lid / D4) * params.v.z + lid % D4;
+                for (var u = 0u; u < LOADS; u++) {
+                    if (LOADS * WG == BN * D4 || lid + u * WG < BN * D4) {
+                        k_staged[u] = k_buf[k_at + u * (WG / D4) * params.k.z];
+                        v_staged[u] = v_buf[v_at + u * (WG / D4) * params.v.z];
+                    }
+                }
+            } else {
+                for (var u = 0u; u < LOADS; u++) {
+                    let i = lid + u * WG;
+                    if (LOADS * WG == BN * D4 || i < BN * D4) {
+                        // As in the file's block: keys past the end load the last key's row.
+                        let key = min(ahead + i / D4, seq_kv - 1u);
+                        k_staged[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
+                        v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
+                    }
+                }
+            }
+";
+
 /// The shader's LOAD_FN block where [`crate::plan::coop_load_in_function`] holds: the key loop's
 /// LOAD block as it stands in the file, as a function of the variables it uses (pointers to the
 /// registers it fills); made before the LOAD block itself is replaced by [`LOAD_CALL`].
@@ -113,6 +182,13 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
             text = text.with_block("STAGE", form("k first", |_| STAGE_K_FIRST.into()));
         }
         CoopStage::Wrapped => text = text.with_block("STAGE", form("wrapped", stage_wrapped)),
+    }
+    if crate::plan::coop_tree_form(p.head_dim, plan.coop_elements) {
+        // Before LOAD_FN, which is made of the LOAD block as it then stands.
+        text = text
+            .with_block("SCORES_MAX", form("tree", |_| TREE_SCORES_MAX.into()))
+            .with_block("PROBS", form("tree", |_| TREE_PROBS.into()))
+            .with_block("LOAD_ROWS", form("stepped", |_| LOAD_ROWS_STEPPED.into()));
     }
     if crate::plan::coop_load_in_function(p.head_dim, plan.coop_elements) {
         // The function is made from the LOAD block before the call replaces it.
