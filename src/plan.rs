@@ -862,7 +862,7 @@ pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
 }
 
 /// Whether the tensor-core kernel (scores in registers) takes its tree form
-/// (`coop::TREE_SCORES_MAX`, `coop::TREE_PROBS`, `coop::LOAD_ROWS_STEPPED`): each row's tile
+/// (`coop::TREE_SCORES_MAX`, `coop::TREE_PROBS`, `coop::load_rows_stepped`): each row's tile
 /// max and sum as trees of four elements a key block instead of one chain of dependent
 /// operations, and the loads of the tile ahead stepped from one address per thread where its
 /// vec4s lie whole rows apart (at d = 256 here). Measured together on the H200, TFLOP/s at

@@ -53,7 +53,8 @@ fn stage_wrapped(source: &str) -> String {
 /// The shader's SCORES_MAX block (the body of `elem_scores`) where
 /// [`crate::plan::coop_tree_form`] holds: each row's tile max as a tree, the four elements of a
 /// row in a key block at a time, instead of one chain of dependent max operations. With
-/// [`TREE_PROBS`] and [`LOAD_ROWS_STEPPED`], the text measured (see that function).
+/// [`TREE_PROBS`] and [`load_rows_stepped`], the text measured (see
+/// [`crate::plan::coop_tree_form`]).
 const TREE_SCORES_MAX: &str = "\
     // The max as a tree: one chain of max operations would wait on each in turn.
     var tile_max = vec2<f32>(MASKED);
@@ -94,30 +95,34 @@ const TREE_PROBS: &str = "\
 /// The shader's LOAD_ROWS block where [`crate::plan::coop_tree_form`] holds: where a thread's
 /// vec4s are whole rows apart (WG a multiple of D / 4: d = 256 of the head dims it serves) and
 /// the tile lies inside the sequence, one address per thread stepped by WG / D4 rows; else the
-/// file's clamped key per load. Where the first branch cannot run (d = 96 and 192), the text is
-/// still the one measured.
-const LOAD_ROWS_STEPPED: &str = "\
-            if (!PAGED && WG % D4 == 0u && ahead + BN <= seq_kv) {
+/// file's own block, a clamped key per load. Where the first branch cannot run (d = 96 and 192),
+/// the text is still the one measured.
+fn load_rows_stepped(source: &str) -> String {
+    let own: String = super::block(source, "LOAD_ROWS")
+        .lines()
+        .map(|line| {
+            if line.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("    {line}\n")
+            }
+        })
+        .collect();
+    format!(
+        "            if (!PAGED && WG % D4 == 0u && ahead + BN <= seq_kv) {{
                 let k_at = k_base + (ahead + lid / D4) * params.k.z + lid % D4;
                 let v_at = v_base + (ahead + lid / D4) * params.v.z + lid % D4;
-                for (var u = 0u; u < LOADS; u++) {
-                    if (LOADS * WG == BN * D4 || lid + u * WG < BN * D4) {
+                for (var u = 0u; u < LOADS; u++) {{
+                    if (LOADS * WG == BN * D4 || lid + u * WG < BN * D4) {{
                         k_staged[u] = k_buf[k_at + u * (WG / D4) * params.k.z];
                         v_staged[u] = v_buf[v_at + u * (WG / D4) * params.v.z];
-                    }
-                }
-            } else {
-                for (var u = 0u; u < LOADS; u++) {
-                    let i = lid + u * WG;
-                    if (LOADS * WG == BN * D4 || i < BN * D4) {
-                        // As in the file's block: keys past the end load the last key's row.
-                        let key = min(ahead + i / D4, seq_kv - 1u);
-                        k_staged[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
-                        v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
-                    }
-                }
-            }
-";
+                    }}
+                }}
+            }} else {{
+{own}            }}
+"
+    )
+}
 
 /// The shader's LOAD_FN block where [`crate::plan::coop_load_in_function`] holds: the key loop's
 /// LOAD block as it stands in the file, as a function of the variables it uses (pointers to the
@@ -188,7 +193,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         text = text
             .with_block("SCORES_MAX", form("tree", |_| TREE_SCORES_MAX.into()))
             .with_block("PROBS", form("tree", |_| TREE_PROBS.into()))
-            .with_block("LOAD_ROWS", form("stepped", |_| LOAD_ROWS_STEPPED.into()));
+            .with_block("LOAD_ROWS", form("stepped", load_rows_stepped));
     }
     if crate::plan::coop_load_in_function(p.head_dim, plan.coop_elements) {
         // The function is made from the LOAD block before the call replaces it.
