@@ -875,9 +875,10 @@ pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
 /// Elsewhere it is slower: d = 64 217.0-217.1 / 196.2 against 248.0-248.1 / 224.5-225.7, d = 128
 /// 248.5-252.5 / 221.5 against 273.5-277.5 / 257.8-263.7 (call 5), d = 160 level to 4% behind
 /// (247.7-249.8 / 227.5-234.6 against 248.8-254.4 / 232.4-236.4). The trees alone ran level at
-/// d = 64, 3-6% slower causal at d = 128, below the whole form at d = 256 (144.4-146.1 /
-/// 138.2-139.2), and at d = 192 three of their six series were slow ones; the stepped loads
-/// alone lost 7-14% at d = 64 and 128 (call 3).
+/// d = 64, 4% slower causal at d = 128 in call 5 (248.0-252.7 against 257.8-263.7; level in
+/// call 3), below the whole form at d = 256 (144.4-146.1 / 138.2-139.2), and at d = 192 three
+/// of their six series were slow ones; the stepped loads alone lost 7-14% at d = 64 and 128
+/// (call 3).
 pub(crate) fn coop_tree_form(head_dim: u32, elements: bool) -> bool {
     elements && matches!(head_dim, 96 | 192 | 256)
 }
