@@ -338,6 +338,8 @@ fn elem_col(lane: u32, i: u32) -> u32 { return 2u * (lane % 4u) + (i % 2u) + 8u 
 fn elem_scores(x: ptr<function, array<f32, EL * N16>>, lane: u32, n0: u32, row_first: u32,
                diag_offset: i32, interior: bool, slope: f32, batch: u32, head_q: u32,
                seq_q: u32, seq_kv: u32) -> vec2<f32> {
+    // Where the plan takes the tree form (src/plan.rs, coop_tree_form), this block is replaced
+    // by src/kernels/coop.rs's TREE_SCORES_MAX.
     // SCORES_MAX BEGIN
     var tile_max = vec2<f32>(MASKED);
     for (var nb = 0u; nb < N16; nb++) {
@@ -555,6 +557,8 @@ fn forward(
             // The block below also becomes the body of load_tile (see LOAD_FN), so it uses no
             // other variables than that function's parameters.
             // LOAD BEGIN
+            // With the tree form (src/plan.rs, coop_tree_form) this block becomes the else
+            // branch of stepped loads (src/kernels/coop.rs, load_rows_stepped).
             // LOAD_ROWS BEGIN
             for (var u = 0u; u < LOADS; u++) {
                 let i = lid + u * WG;
@@ -650,6 +654,8 @@ fn forward(
                 }
                 let m_lo = exp2_offset(m_used[2u * rb]);
                 let m_hi = exp2_offset(m_used[2u * rb + 1u]);
+                // Replaced by src/kernels/coop.rs's TREE_PROBS with the tree form (src/plan.rs,
+                // coop_tree_form).
                 // PROBS BEGIN
                 for (var nb = 0u; nb < N16; nb++) {
                     // Every element is set, so any A fragment will do to start from.

@@ -865,9 +865,10 @@ pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
 /// (`coop::TREE_SCORES_MAX`, `coop::TREE_PROBS`, `coop::load_rows_stepped`): each row's tile
 /// max and sum as trees of four elements a key block instead of one chain of dependent
 /// operations, and the loads of the tile ahead stepped from one address per thread where its
-/// vec4s lie whole rows apart (at d = 256 here). Measured together on the H200, TFLOP/s at
-/// N = 8k, f16, non-causal / causal, against the file's own text in the same calls
-/// (bench-results/h200-2026-12-02-session28, call 3 one round, call 5 two rounds alternating):
+/// vec4s lie whole rows apart (with the tables' tiles: at d = 256 from 2 subgroups, never at
+/// d = 96 or 192). Measured together on the H200, TFLOP/s at N = 8k, f16, non-causal / causal,
+/// against the file's own text in the same calls (bench-results/h200-2026-12-02-session28,
+/// call 3 one round, call 5 two rounds alternating):
 /// - d = 192: 257.2-262.1 / 241.3-243.7 against 245.0-246.9 / 240.6-244.9;
 /// - d = 256: 146.4-148.3 / 140.8-141.9 against 146.1-147.3 / 134.6-135.4;
 /// - d = 96: 255.1-257.3 / 242.0-243.8 against 250.6-260.2 / 231.6-240.6.
@@ -877,7 +878,7 @@ pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
 /// (247.7-249.8 / 227.5-234.6 against 248.8-254.4 / 232.4-236.4). The trees alone ran level at
 /// d = 64, 4% slower causal at d = 128 in call 5 (248.0-252.7 against 257.8-263.7; level in
 /// call 3), below the whole form at d = 256 (144.4-146.1 / 138.2-139.2), and at d = 192 three
-/// of their six series were slow ones; the stepped loads alone lost 7-14% at d = 64 and 128
+/// of their six series were slow ones; the stepped loads alone lost 6-15% at d = 64 and 128
 /// (call 3).
 pub(crate) fn coop_tree_form(head_dim: u32, elements: bool) -> bool {
     elements && matches!(head_dim, 96 | 192 | 256)

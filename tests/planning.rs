@@ -408,12 +408,25 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         for used in ["fn load_tile(", "load_tile(&k_staged"] {
             assert_eq!(source.contains(used), matches!(d, 64 | 160 | 192), "d={d}");
         }
-        // The tree form's row sums and stepped loads (at d = 192 inside load_tile).
+        // The tree form's row max, row sums and stepped loads; the clamped loads stay at every
+        // head dim (the stepped loads' else branch), and at d = 192 both sit in load_tile only.
         for tree in [
+            "let lo = max(max((*x)[at], (*x)[at + 1u])",
             "l_part[2u * rb] += sums.x;",
             "let k_at = k_base + (ahead + lid / D4)",
         ] {
             assert_eq!(source.contains(tree), matches!(d, 96 | 192 | 256), "d={d}");
+        }
+        let clamped = "let key = min(ahead + i / D4, seq_kv - 1u);";
+        assert!(source.contains(clamped), "d={d}");
+        if d == 192 {
+            let start = source.find("fn load_tile(").expect("load_tile at d = 192");
+            let end = start + source[start..].find("\n}\n").expect("load_tile's end");
+            let outside = format!("{}{}", &source[..start], &source[end..]);
+            for form in ["let k_at", clamped] {
+                assert!(source[start..end].contains(form), "d={d}: {form}");
+                assert!(!outside.contains(form), "d={d}: {form}");
+            }
         }
         assert_eq!(source.matches("fn stage(").count(), 1, "d={d}");
         assert!(

@@ -50,13 +50,16 @@ fn stage_wrapped(source: &str) -> String {
     )
 }
 
+// The tree texts name the 8 elements of a lane's share of a fragment one by one, 4 of each row.
+const _: () = assert!(FRAGMENT_ELEMENTS == 8);
+
 /// The shader's SCORES_MAX block (the body of `elem_scores`) where
 /// [`crate::plan::coop_tree_form`] holds: each row's tile max as a tree, the four elements of a
 /// row in a key block at a time, instead of one chain of dependent max operations. With
 /// [`TREE_PROBS`] and [`load_rows_stepped`], the text measured (see
 /// [`crate::plan::coop_tree_form`]).
-const TREE_SCORES_MAX: &str = "\
-    // The max as a tree: one chain of max operations would wait on each in turn.
+const TREE_SCORES_MAX: &str =
+    "    // The max as a tree: one chain of max operations would wait on each in turn.
     var tile_max = vec2<f32>(MASKED);
     for (var nb = 0u; nb < N16; nb++) {
         for (var e = 0u; e < EL; e++) {
@@ -75,8 +78,7 @@ const TREE_SCORES_MAX: &str = "\
 
 /// The shader's PROBS block where [`crate::plan::coop_tree_form`] holds: the row sums of the
 /// probabilities as trees too, four at a time, added to `l_part` once a tile.
-const TREE_PROBS: &str = "\
-                var sums = vec2<f32>(0.0);
+const TREE_PROBS: &str = "                var sums = vec2<f32>(0.0);
                 for (var nb = 0u; nb < N16; nb++) {
                     // Every element is set, so any A fragment will do to start from.
                     var pf = q_frag[0];
@@ -93,10 +95,10 @@ const TREE_PROBS: &str = "\
 ";
 
 /// The shader's LOAD_ROWS block where [`crate::plan::coop_tree_form`] holds: where a thread's
-/// vec4s are whole rows apart (WG a multiple of D / 4: d = 256 of the head dims it serves) and
-/// the tile lies inside the sequence, one address per thread stepped by WG / D4 rows; else the
-/// file's own block, a clamped key per load. Where the first branch cannot run (d = 96 and 192),
-/// the text is still the one measured.
+/// vec4s are whole rows apart (WG a multiple of D / 4; with the tables' tiles at d = 256 from 2
+/// subgroups, never at d = 96 or 192) and the tile lies inside the sequence, one address per
+/// thread stepped by WG / D4 rows; else the file's own block, a clamped key per load. Where the
+/// first branch cannot run, the text is still the one measured.
 fn load_rows_stepped(source: &str) -> String {
     let own: String = super::block(source, "LOAD_ROWS")
         .lines()
