@@ -748,8 +748,9 @@ fn check_coop_tiles(t: &Tiles, head_dim: u32, caps: &DeviceCaps, elements: bool)
 /// against call 4, TFLOP/s non-causal): d = 32 110 against 82, d = 64 145 against 131, d = 96 142
 /// against 135, d = 128 level; but d = 160 125 against 135 and d = 192 121 against 141, so not
 /// above 128. A pipelined form of the two tiles (the next tile's scores made beside this tile's
-/// softmax) was 6-14% faster than this one at 128x32x32x8 but stayed below the plan's longer
-/// single tiles at d = 64-128, and gained 1.3% at d = 32 (bench-results/h200-2026-12-02-session29).
+/// softmax) was 6-14% faster non-causal than this one at 128x32x32x8 but stayed below the
+/// plan's longer single tiles at d = 64-128, and gained about 1% at d = 32
+/// (bench-results/h200-2026-12-02-session29).
 pub(crate) fn coop_kv_tiles(t: &Tiles, head_dim: u32, elements: bool, caps: &DeviceCaps) -> u32 {
     let two_fit =
         coop_workgroup_bytes(t, head_dim, elements, 2) <= caps.max_workgroup_storage_bytes;
