@@ -1,4 +1,4 @@
-# Prepared for a later round, not run yet. Binaries of this tree in .device/bin (attention,
+# Prepared in the twenty-ninth round, run in the thirtieth (../../h200-2026-12-02-session30/call1). Binaries of this tree in .device/bin (attention,
 # kernel_stats); the variants made first, on the build machine, from the diffs against 622af07's
 # shaders/flash_fwd_coop.wgsl (this file's folder and ../call1, ../call2):
 #   for v in pipe:../call1/pipe.diff pipe2:../call2/pipe2.diff pipe_rare:pipe_rare.diff; do
