@@ -34,7 +34,10 @@
 //
 // Per key tile: the tile waiting in registers is stored to workgroup memory and the next tile's
 // loads are issued, so their latency hides behind this tile's products. Two workgroup barriers
-// order that staging (one with TWO_KV, where the tile to come goes to a second K/V tile).
+// order that staging (one with TWO_KV, where the tile to come goes to a second K/V tile). Where
+// registers are shortest (d = 256), the plan loads each tile in its own pass instead, between
+// those two barriers (src/plan.rs, coop_load_in_loop): its latency is exposed, but no registers
+// hold a tile through the pass.
 // Everything else a subgroup does in a tile (its scores, P, the rescale) only touches its own
 // blocks of workgroup memory, so subgroup barriers order it and the subgroups
 // drift apart within a tile instead of waiting for the slowest at every stage (7% faster at
@@ -513,10 +516,15 @@ fn forward(
         o_acc[f] = zero_frag;
     }
 
+    // The first tile's loads. Where the plan loads each tile in the key loop itself (src/plan.rs,
+    // coop_load_in_loop), this block and the AHEAD block below are removed and the LOAD block
+    // goes to LOAD_HERE.
+    // PREFETCH BEGIN
     for (var u = 0u; u < LOADS; u++) {
         k_staged[u] = fetch(false, k_base, batch, kv_start, seq_kv, lid + u * WG);
         v_staged[u] = fetch(true, v_base, batch, kv_start, seq_kv, lid + u * WG);
     }
+    // PREFETCH END
 
     // TWO_KV: two K/V tiles in workgroup memory, so one barrier a tile orders both the stores
     // of the tile to come and the reads of the one before. The first tile is stored here (after
@@ -546,9 +554,12 @@ fn forward(
             if (!SUBGROUP_SYNC && lid == 0u) {
                 shared_u32[RESCALE] = 0u;
             }
+            // LOAD_HERE BEGIN
+            // LOAD_HERE END
             stage(k_staged, v_staged, lid, 0u);
             workgroupBarrier();
         }
+        // AHEAD BEGIN
         // The loads of the tile KV_BUFS tiles ahead start now; their latency hides behind this
         // tile's work. One form for every tile, paged or not: its cost is address arithmetic,
         // which the per-load tests of fetch() would exceed.
@@ -574,6 +585,7 @@ fn forward(
             // LOAD_ROWS END
             // LOAD END
         }
+        // AHEAD END
 
         // S = Q K^T for this subgroup's rows: K read column-major is K^T. Each K fragment is read
         // once for all R16 row blocks. Without ELEMENTS each key block's scores go to this

@@ -786,7 +786,9 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
 /// loads), d = 160 232.0 / 215.0 against 185.7 / 168.3. At d = 256, where every form spills,
 /// touching all of O every tile costs more: rescaling only when needed runs 106.8 / 134.4
 /// against 65.3 / 64.9 with the unbranched loads, 143.8 / 121.1 against 127.0 / 113.3 with the
-/// branched ones.
+/// branched ones; and with each tile loaded in its own pass ([`coop_load_in_loop`]) 154.0-154.2 /
+/// 171.7-172.9 against 164.7-166.3 / 183.2-184.7 (bench-results/h200-2026-12-02-session30,
+/// call 7).
 pub(crate) fn coop_rescale_always(head_dim: u32, elements: bool) -> bool {
     elements && head_dim <= 192
 }
@@ -885,6 +887,21 @@ pub(crate) fn coop_load_in_function(head_dim: u32, elements: bool) -> bool {
 /// (call 3).
 pub(crate) fn coop_tree_form(head_dim: u32, elements: bool) -> bool {
     elements && matches!(head_dim, 96 | 192 | 256)
+}
+
+/// Whether the scores-in-registers kernel loads each K/V tile in the key loop itself, after the
+/// barrier that frees the tile in workgroup memory, instead of a tile ahead into registers that
+/// then wait out a pass (src/kernels/coop.rs, load_here). The loads' latency is then exposed to
+/// the workgroup, but the registers that held the tile ahead (32 a lane at d = 160-256 with 32-key
+/// tiles) are free while the scores and probabilities live. At d = 256, where the kernel runs out
+/// of registers either way, that is faster: 164.7-166.3 / 183.2-184.7 TFLOP/s non-causal /
+/// causal against 146.6-147.6 / 140.9-141.5 for the build before (N = 8k, f16;
+/// bench-results/h200-2026-12-02-session30, call 7; call 6 measured the same form as a variant).
+/// Below, the hidden latency is worth more (call 6, non-causal): d = 128 258.9-260.8 against
+/// 272.0-278.5, d = 160 185.0-189.0 against 232.9-250.7, d = 192 203.9-204.6 against
+/// 255.8-261.9. With 16-key tiles at d = 256 it runs 143.3-143.5 / 142.9-144.0.
+pub(crate) fn coop_load_in_loop(head_dim: u32, elements: bool) -> bool {
+    elements && head_dim == 256
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

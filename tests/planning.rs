@@ -391,8 +391,8 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         // set them: with scores in registers, O rescaled every tile up to d = 192, the tile
         // ahead loaded without a branch at d = 64-192, K rows staged before V rows at d = 96 and
         // 192 and the stores behind a wrapper at d = 128, and the loads ahead through a function
-        // at d = 64, 160 and 192, and the tree form (plan::coop_tree_form) at d = 96, 192 and
-        // 256; through workgroup memory, no rescale switch, unbranched loads at d = 96-192, and
+        // at d = 64, 160 and 192, the tree form (plan::coop_tree_form) at d = 96, 192 and 256,
+        // and each tile loaded in its own pass at d = 256; through workgroup memory, no rescale switch, unbranched loads at d = 96-192, and
         // the shader's own staging, loads and softmax.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
@@ -419,6 +419,20 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         }
         let clamped = "let key = min(ahead + i / D4, seq_kv - 1u);";
         assert!(source.contains(clamped), "d={d}");
+        // At d = 256 (plan::coop_load_in_loop) each pass loads its own tile: no loads of a tile
+        // ahead and none before the key loop.
+        let in_loop = d == 256;
+        assert_eq!(source.contains("let ahead = n0;"), in_loop, "d={d}");
+        assert_eq!(
+            source.contains("let ahead = n0 + KV_BUFS * BN;"),
+            !in_loop,
+            "d={d}"
+        );
+        assert_eq!(
+            source.contains("fetch(false, k_base, batch, kv_start, seq_kv"),
+            !in_loop,
+            "d={d}"
+        );
         if d == 192 {
             let start = source.find("fn load_tile(").expect("load_tile at d = 192");
             let end = start + source[start..].find("\n}\n").expect("load_tile's end");
@@ -450,6 +464,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         assert!(!source.contains("fn stage_by_vec4("), "d={d}");
         assert!(!source.contains("fn load_tile("), "d={d}");
         assert!(!source.contains("sums.x"), "d={d}");
+        assert!(!source.contains("let ahead = n0;"), "d={d}");
         let want = if (96..=144).contains(&d) { 32 } else { 16 };
         assert_eq!(plain.tiles.block_n, want, "d={d} through workgroup memory");
     }

@@ -138,6 +138,16 @@ fn load_function(source: &str) -> String {
     )
 }
 
+/// The shader's LOAD_HERE block where [`crate::plan::coop_load_in_loop`] holds: the key loop's
+/// LOAD block as it then stands, for the pass's own tile, between the barrier that frees the K/V
+/// tile and its stores. Made before the PREFETCH and AHEAD blocks are emptied.
+fn load_here(source: &str) -> String {
+    format!(
+        "            let ahead = n0;\n{}",
+        super::block(source, "LOAD")
+    )
+}
+
 /// The key loop's LOAD block with [`load_function`].
 const LOAD_CALL: &str =
     "            load_tile(&k_staged, &v_staged, k_base, v_base, batch, ahead, seq_kv, lid);\n";
@@ -202,6 +212,13 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         text = text
             .with_block("LOAD_FN", form("load_tile", load_function))
             .with_block("LOAD", form("call", |_| LOAD_CALL.into()));
+    }
+    if crate::plan::coop_load_in_loop(p.head_dim, plan.coop_elements) {
+        // LOAD_HERE is made of the LOAD block, which the AHEAD block holds.
+        text = text
+            .with_block("LOAD_HERE", form("this tile", load_here))
+            .with_block("AHEAD", form("none", |_| String::new()))
+            .with_block("PREFETCH", form("none", |_| String::new()));
     }
     let text = if plan.coop_elements {
         text.through_spirv(t.threads())
