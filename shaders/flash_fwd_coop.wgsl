@@ -35,9 +35,9 @@
 // Per key tile: the tile waiting in registers is stored to workgroup memory and the next tile's
 // loads are issued, so their latency hides behind this tile's products. Two workgroup barriers
 // order that staging (one with TWO_KV, where the tile to come goes to a second K/V tile). Where
-// registers are shortest (d = 256), the plan loads each tile in its own pass instead, between
-// those two barriers (src/plan.rs, coop_load_in_loop): its latency is exposed, but no registers
-// hold a tile through the pass.
+// registers are shortest (above d = 192), the plan loads each tile in its own pass instead,
+// between those two barriers (src/plan.rs, coop_load_in_loop): its latency is exposed, but no
+// registers hold a tile through the pass.
 // Everything else a subgroup does in a tile (its scores, P, the rescale) only touches its own
 // blocks of workgroup memory, so subgroup barriers order it and the subgroups
 // drift apart within a tile instead of waiting for the slowest at every stage (7% faster at

@@ -892,16 +892,20 @@ pub(crate) fn coop_tree_form(head_dim: u32, elements: bool) -> bool {
 /// Whether the scores-in-registers kernel loads each K/V tile in the key loop itself, after the
 /// barrier that frees the tile in workgroup memory, instead of a tile ahead into registers that
 /// then wait out a pass (src/kernels/coop.rs, load_here). The loads' latency is then exposed to
-/// the workgroup, but the registers that held the tile ahead (32 a lane at d = 160-256 with 32-key
-/// tiles) are free while the scores and probabilities live. At d = 256, where the kernel runs out
-/// of registers either way, that is faster: 164.7-166.3 / 183.2-184.7 TFLOP/s non-causal /
-/// causal against 146.6-147.6 / 140.9-141.5 for the build before (N = 8k, f16;
-/// bench-results/h200-2026-12-02-session30, call 7; call 6 measured the same form as a variant).
-/// Below, the hidden latency is worth more (call 6, non-causal): d = 128 258.9-260.8 against
-/// 272.0-278.5, d = 160 185.0-189.0 against 232.9-250.7, d = 192 203.9-204.6 against
-/// 255.8-261.9. With 16-key tiles at d = 256 it runs 143.3-143.5 / 142.9-144.0.
+/// the workgroup, but the registers that held the tile ahead (at d = 256 with 32-key tiles, 16
+/// vec4s of f16 a lane: 32 registers) are free while the scores and probabilities live. Above
+/// d = 192, where the kernel runs out of registers either way (255), that is faster (TFLOP/s
+/// non-causal / causal, N = 8k, f16; bench-results/h200-2026-12-02-session30): at d = 256 the
+/// library's build ran 164.7-166.3 / 183.2-184.7 against 146.6-147.6 / 140.9-141.5 for the build
+/// before (call 7); the same form as a variant against the build that had it at d = 256 only
+/// (call 8) ran d = 208 179.5-179.7 / 180.8-181.0 against 176.7-176.9 / 175.8, d = 224
+/// 193.2 / 185.5-186.3 against 168.6-168.8 / 160.2-161.5 and d = 240 186.8-187.1 / 190.5
+/// against 154.7-155.9 / 146.5-147.5. At d = 192 and below the hidden latency is worth more
+/// (call 6, non-causal): d = 128 258.9-260.8 against 272.0-278.5, d = 160 185.0-189.0 against
+/// 232.9-250.7, d = 192 203.9-204.6 against 255.8-261.9. With 16-key tiles at d = 256 it runs
+/// 143.3-143.5 / 142.9-144.0.
 pub(crate) fn coop_load_in_loop(head_dim: u32, elements: bool) -> bool {
-    elements && head_dim == 256
+    elements && head_dim > 192
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

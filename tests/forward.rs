@@ -92,7 +92,7 @@ fn long_rows_1023_by_1024() {
 #[test]
 fn head_dims_including_non_powers_of_two() {
     for (dtype, options) in storage_paths() {
-        for d in [4, 12, 36, 68, 96, 100, 128, 160, 192, 256] {
+        for d in [4, 12, 36, 68, 96, 100, 128, 160, 192, 224, 256] {
             let p = Attention::new(1, 2, 2, 37, 70, d)
                 .dtype(dtype)
                 .causal(d % 8 == 4)

@@ -375,6 +375,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         (128, 64, 1),
         (160, 32, 1),
         (192, 32, 1),
+        (224, 32, 1),
         (256, 32, 1),
     ] {
         let p = Attention::new(2, 8, 8, 8192, 8192, d).dtype(DType::F16);
@@ -392,7 +393,7 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         // ahead loaded without a branch at d = 64-192, K rows staged before V rows at d = 96 and
         // 192 and the stores behind a wrapper at d = 128, and the loads ahead through a function
         // at d = 64, 160 and 192, the tree form (plan::coop_tree_form) at d = 96, 192 and 256,
-        // and each tile loaded in its own pass at d = 256; through workgroup memory, no rescale switch, unbranched loads at d = 96-192, and
+        // and each tile loaded in its own pass at d = 256 (above 192); through workgroup memory, no rescale switch, unbranched loads at d = 96-192, and
         // the shader's own staging, loads and softmax.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
@@ -419,9 +420,9 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         }
         let clamped = "let key = min(ahead + i / D4, seq_kv - 1u);";
         assert!(source.contains(clamped), "d={d}");
-        // At d = 256 (plan::coop_load_in_loop) each pass loads its own tile: no loads of a tile
-        // ahead and none before the key loop.
-        let in_loop = d == 256;
+        // Above d = 192 (plan::coop_load_in_loop) each pass loads its own tile: no loads of a
+        // tile ahead and none before the key loop.
+        let in_loop = d > 192;
         assert_eq!(source.contains("let ahead = n0;"), in_loop, "d={d}");
         assert_eq!(
             source.contains("let ahead = n0 + KV_BUFS * BN;"),
