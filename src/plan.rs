@@ -786,8 +786,8 @@ fn scores_in_registers(caps: &DeviceCaps, options: PlanOptions) -> bool {
 /// loads), d = 160 232.0 / 215.0 against 185.7 / 168.3. At d = 256, where every form spills,
 /// touching all of O every tile costs more: rescaling only when needed runs 106.8 / 134.4
 /// against 65.3 / 64.9 with the unbranched loads, 143.8 / 121.1 against 127.0 / 113.3 with the
-/// branched ones; and with each tile loaded in its own pass ([`coop_load_in_loop`]) 154.0-154.2 /
-/// 171.7-172.9 against 164.7-166.3 / 183.2-184.7 (bench-results/h200-2026-12-02-session30,
+/// branched ones; and with each tile loaded in its own pass ([`coop_load_in_loop`]) 164.7-166.3 /
+/// 183.2-184.7 against 154.0-154.2 / 171.7-172.9 (bench-results/h200-2026-12-02-session30,
 /// call 7).
 pub(crate) fn coop_rescale_always(head_dim: u32, elements: bool) -> bool {
     elements && head_dim <= 192
@@ -894,7 +894,7 @@ pub(crate) fn coop_tree_form(head_dim: u32, elements: bool) -> bool {
 /// then wait out a pass (src/kernels/coop.rs, load_here). The loads' latency is then exposed to
 /// the workgroup, but the registers that held the tile ahead (at d = 256 with 32-key tiles, 16
 /// vec4s of f16 a lane: 32 registers) are free while the scores and probabilities live. Above
-/// d = 192, where the kernel runs out of registers either way (255), that is faster (TFLOP/s
+/// d = 192, where the kernel with the tile ahead is at 255 registers, that is faster (TFLOP/s
 /// non-causal / causal, N = 8k, f16; bench-results/h200-2026-12-02-session30): at d = 256 the
 /// library's build ran 164.7-166.3 / 183.2-184.7 against 146.6-147.6 / 140.9-141.5 for the build
 /// before (call 7); the same form as a variant against the build that had it at d = 256 only
