@@ -214,6 +214,12 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
             .with_block("LOAD", form("call", |_| LOAD_CALL.into()));
     }
     if crate::plan::coop_load_in_loop(p.head_dim, plan.coop_elements) {
+        // LOAD_HERE sits in the key loop's one-tile branch: with two K/V tiles the loads would
+        // be dropped.
+        assert_eq!(
+            plan.coop_kv_tiles, 1,
+            "loads in the key loop take one K/V tile"
+        );
         // LOAD_HERE is made of the LOAD block, which the AHEAD block holds.
         text = text
             .with_block("LOAD_HERE", form("this tile", load_here))
