@@ -393,8 +393,9 @@ fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
         // ahead loaded without a branch at d = 64-192, K rows staged before V rows at d = 96 and
         // 192 and the stores behind a wrapper at d = 128, and the loads ahead through a function
         // at d = 64, 160 and 192, the tree form (plan::coop_tree_form) at d = 96, 192 and 256,
-        // and each tile loaded in its own pass at d = 256 (above 192); through workgroup memory, no rescale switch, unbranched loads at d = 96-192, and
-        // the shader's own staging, loads and softmax.
+        // and each tile loaded in its own pass above d = 192; through workgroup memory, no
+        // rescale switch, unbranched loads at d = 96-192, and the shader's own staging, loads
+        // and softmax.
         let source = wgpu_flash_attn::kernels::forward::shader_source(&plan);
         let rescale = format!("const RESCALE_ALWAYS: bool = {};", d <= 192);
         assert!(source.contains(&rescale), "d={d}");

@@ -256,10 +256,10 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
     let mut n = 0;
     for subgroup in [16, 32, 64, 128] {
         caps.subgroup_sizes = Some((subgroup, subgroup));
-        // 64, 96, 128, 160, 192 and 256: where the plan replaces blocks of the file
+        // 64, 96, 128, 160, 192, 224 and 256: where the plan replaces blocks of the file
         // (plan::coop_stage, plan::coop_load_in_function, plan::coop_tree_form,
-        // plan::coop_load_in_loop).
-        for d in [16, 48, 64, 96, 128, 160, 192, 256] {
+        // plan::coop_load_in_loop; 224 takes the last without the tree form).
+        for d in [16, 48, 64, 96, 128, 160, 192, 224, 256] {
             for all in [false, true] {
                 let mut p = Attention::new(1, 1, 1, 4, 4, d)
                     .dtype(DType::F16)
