@@ -1,4 +1,4 @@
-# Prepared in the thirtieth round, not run yet. Binaries of this tree (5c5a4b2, or later with the
+# Prepared in the thirtieth round, run in the thirty-first (../../h200-2026-12-02-session31/call1). Binaries of this tree (5c5a4b2, or later with the
 # same kernel) in .device/bin: attention, kernel_stats, forward, tiers (cargo build --release
 # --tests --examples --benches). The variant `inl` made first, on the build machine, from
 # 622af07's shader and call 6's diff (with this tree's binaries it runs at d <= 192 only: above,
