@@ -100,6 +100,10 @@ struct Args {
     /// Read f16 through packed u32 words even where SHADER_F16 exists (flash and baseline).
     #[arg(long)]
     packed_f16: bool,
+    /// Let f32 and bf16 problems run on the tensor-core tier, which rounds their inputs to f16
+    /// (`Attention::allow_f16_products`); such rows' storage reads e.g. `f32 (f16 products)`.
+    #[arg(long)]
+    f16_products: bool,
     /// Make the flash kernel write the row log-sum-exp too (the baseline never does).
     #[arg(long)]
     lse: bool,
@@ -203,8 +207,11 @@ fn kernel_name(k: Option<Kernel>) -> &'static str {
 ///   Tensor-core variants may also round P (and S) to f16, adding errors of the same order.
 ///   4e-3 = 16 half-ULPs at 1.0 covers these with margin.
 /// - bf16: the output rounding alone is up to 2^-9 = 2e-3; 3e-2 = 16 half-ULPs.
-fn tolerance(dtype: DType) -> f64 {
-    match dtype {
+/// - f32 that allows f16 products: the inputs and P rounded to f16 as in an f16 problem, so f16's
+///   tolerance (on every tier: the template is made before the tier is known).
+fn tolerance(p: &Attention) -> f64 {
+    match p.dtype {
+        DType::F32 if p.allow_f16_products => 4e-3,
         DType::F32 => 1e-4,
         DType::F16 => 4e-3,
         DType::BF16 => 3e-2,
@@ -529,6 +536,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn std::error::Error>> {
         let batch = (args.tokens / n).max(1);
         let problem = Attention::new(batch, heads, heads_kv, n, n, d)
             .dtype(dtype)
+            .allow_f16_products(args.f16_products)
             .causal(causal)
             .window_size(
                 args.window.map_or(-1, |w| w.0),
@@ -705,7 +713,7 @@ fn empty_row(adapter: &str, p: &Attention) -> Row {
         baseline_needed_bytes: None,
         baseline_note: None,
         speedup: None,
-        tolerance: tolerance(p.dtype),
+        tolerance: tolerance(p),
         max_abs_v: 0.0,
         ok: false,
         error: None,
@@ -792,6 +800,9 @@ fn bench_config(
         row.unroll_qk = plan.plan().unroll_qk;
         row.unroll_pv = plan.plan().unroll_pv;
         row.storage = plan.plan().storage.name().to_string();
+        if plan.plan().kernel == Kernel::ForwardCoopMatrix && p.dtype != DType::F16 {
+            row.storage.push_str(" (f16 products)");
+        }
         row.flash_device_bytes = Some(plan.plan().tensor_bytes() + plan.plan().scratch_bytes);
         eprint!("  {} {} ... ", row.kernel, row.tiles_label);
         match bench_flash(ctx, timer, args, p, &setup, &plan, &mut row) {

@@ -34,20 +34,23 @@ def main():
     ap.add_argument("--hidden", type=int, default=2048)
     ap.add_argument("--causal", default="both", choices=["both", "on", "off"])
     ap.add_argument("--backends", default="flash,cudnn,efficient,math")
+    ap.add_argument("--tf32", action="store_true",
+                    help="let f32 matmuls use TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32)")
     ap.add_argument("--json")
     a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
     causals = {"both": [False, True], "on": [True], "off": [False]}[a.causal]
     rows = []
     for d in map(int, a.dims.split(",")):
         for n in map(int, a.seqs.split(",")):
             for dt in a.dtypes.split(","):
-                dtype = {"f16": torch.float16, "f32": torch.float32}[dt]
+                dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dt]
                 b, h = max(1, a.tokens // n), a.hidden // d
                 gen = torch.Generator(device="cuda").manual_seed(0)
                 q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=dtype, generator=gen).transpose(1, 2) for _ in range(3))
                 for causal in causals:
                     for name in a.backends.split(","):
-                        row = dict(peer="torch-sdpa", backend=name, dtype=dt, batch=b, heads=h, seq=n, head_dim=d, causal=causal)
+                        row = dict(peer="torch-sdpa", backend=name, dtype=dt, tf32=a.tf32, batch=b, heads=h, seq=n, head_dim=d, causal=causal)
                         if name == "math" and b * h * n * n * 4 * 2 > 40e9:
                             row["skipped"] = "score matrix over 40 GB"
                             rows.append(row)
@@ -65,7 +68,7 @@ def main():
                         flops = 4 * b * h * n * n * d / (2 if causal else 1)
                         row.update(ms=ms, tflops=flops / ms / 1e9)
                         rows.append(row)
-                        print(f"{name:9} {dt} d={d} N={n} B={b} H={h} causal={causal}: {ms:.3f} ms {row['tflops']:.1f} TFLOP/s", flush=True)
+                        print(f"{name:9} {dt}{' tf32' if a.tf32 and dt == 'f32' else ''} d={d} N={n} B={b} H={h} causal={causal}: {ms:.3f} ms {row['tflops']:.1f} TFLOP/s", flush=True)
                 del q, k, v
                 torch.cuda.empty_cache()
     out = dict(

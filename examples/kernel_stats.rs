@@ -77,6 +77,9 @@ mod native {
         /// Causal (the banded variant of each kernel).
         #[arg(long)]
         causal: bool,
+        /// f32 and bf16 on the tensor-core tier too (`Attention::allow_f16_products`).
+        #[arg(long)]
+        f16_products: bool,
         /// The portable and subgroup kernels' products unrolled: auto (the plan's choice), on, off.
         #[arg(long, default_value = "auto")]
         unroll: String,
@@ -139,6 +142,7 @@ mod native {
                 // sequence length: a short one stays within every device's binding limits.
                 let problem = Attention::new(1, 2048 / d, 2048 / d, 1024, 1024, d)
                     .dtype(dtype)
+                    .allow_f16_products(args.f16_products)
                     .causal(args.causal);
                 let tiles: Vec<Option<Tiles>> = if args.tiles.is_empty() {
                     vec![None]

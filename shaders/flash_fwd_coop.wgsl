@@ -87,6 +87,11 @@ const TWO_KV: bool = false;
 const RESCALE_ALWAYS: bool = false;
 // The key loop loads the tile ahead in every pass, past the key range too, without a branch.
 const LOAD_ALWAYS: bool = false;
+// Four elements of Q, K, V or O as their buffers hold them (f16 here; f32, or bf16 in u32 pairs,
+// where the problem allows f16 products), as f16 for the matrix units, and from f32 for O.
+alias Packed4 = vec4<f16>;
+fn half4(x: Packed4) -> vec4<f16> { return x; }
+fn pack4(x: vec4<f32>) -> Packed4 { return vec4<f16>(x); }
 // HEADER END
 
 const D4: u32 = D / 4u;
@@ -150,10 +155,10 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> q_buf: array<vec4<f16>>;
-@group(0) @binding(2) var<storage, read> k_buf: array<vec4<f16>>;
-@group(0) @binding(3) var<storage, read> v_buf: array<vec4<f16>>;
-@group(0) @binding(4) var<storage, read_write> o_buf: array<vec4<f16>>;
+@group(0) @binding(1) var<storage, read> q_buf: array<Packed4>;
+@group(0) @binding(2) var<storage, read> k_buf: array<Packed4>;
+@group(0) @binding(3) var<storage, read> v_buf: array<Packed4>;
+@group(0) @binding(4) var<storage, read_write> o_buf: array<Packed4>;
 // LSE is written as raw bits so that -infinity (a row that sees no key) needs no float infinity.
 @group(0) @binding(5) var<storage, read_write> lse_buf: array<u32>;
 @group(0) @binding(6) var<storage, read> alibi_buf: array<f32>;
@@ -229,9 +234,9 @@ fn fetch(from_v: bool, base: u32, seq: u32, n0: u32, seq_kv: u32, i: u32) -> vec
         return vec4<f16>(0.0h);
     }
     if (from_v) {
-        return v_buf[key_row(base, params.v, seq, key) + i % D4];
+        return half4(v_buf[key_row(base, params.v, seq, key) + i % D4]);
     }
-    return k_buf[key_row(base, params.k, seq, key) + i % D4];
+    return half4(k_buf[key_row(base, params.k, seq, key) + i % D4]);
 }
 
 // Element i % D4 of row `r` of this workgroup's Q block (zeros past the block or the sequence,
@@ -243,7 +248,7 @@ fn q_vec4(q_base: u32, m0: u32, r: u32, i: u32, seq_q: u32) -> vec4<f16> {
     if (i >= BN * D4 || r >= BM || m0 + r >= seq_q) {
         return vec4<f16>(0.0h);
     }
-    return q_buf[q_base + (m0 + r) * params.q.z + i % D4] * f16(params.score_sign);
+    return half4(q_buf[q_base + (m0 + r) * params.q.z + i % D4]) * f16(params.score_sign);
 }
 
 // One score of the tile at `key` for query row `row` (modifiers and masks applied), in the units
@@ -578,8 +583,8 @@ fn forward(
                     // starts below kv_end <= seq_kv), masked in the scores; tiles starting at or
                     // past kv_end are never staged.
                     let key = min(ahead + i / D4, seq_kv - 1u);
-                    k_staged[u] = k_buf[key_row(k_base, params.k, batch, key) + i % D4];
-                    v_staged[u] = v_buf[key_row(v_base, params.v, batch, key) + i % D4];
+                    k_staged[u] = half4(k_buf[key_row(k_base, params.k, batch, key) + i % D4]);
+                    v_staged[u] = half4(v_buf[key_row(v_base, params.v, batch, key) + i % D4]);
                 }
             }
             // LOAD_ROWS END
@@ -877,7 +882,7 @@ fn forward(
                     let o = select(vec4<f32>(near, got), vec4<f32>(got, far), odd);
                     let out_row = m0 + row0 + rb * 16u + elem_row(lane, e);
                     if (out_row < seq_q) {
-                        o_buf[o_base + out_row * params.o.z + f * 4u + col4] = vec4<f16>(o * inv_row[2u * rb + h]);
+                        o_buf[o_base + out_row * params.o.z + f * 4u + col4] = pack4(o * inv_row[2u * rb + h]);
                     }
                 }
             }
@@ -899,7 +904,7 @@ fn forward(
             let out_row = m0 + row0 + rr;
             if (out_row < seq_q) {
                 let o = s_tile[(s_base + rr * SS) / 4u + c4];
-                o_buf[o_base + out_row * params.o.z + f * 4u + c4] = vec4<f16>(o * row_scale[row0 + rr]);
+                o_buf[o_base + out_row * params.o.z + f * 4u + c4] = pack4(o * row_scale[row0 + rr]);
             }
         }
         workgroupBarrier();

@@ -673,11 +673,12 @@ fn coop_usable(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -> 
             feature: "EXPERIMENTAL_COOPERATIVE_MATRIX (16x16x16, f16 A/B, f32 C)",
         });
     }
-    if problem.dtype != DType::F16 {
+    if problem.dtype != DType::F16 && !problem.allow_f16_products {
         return Err(FlashError::BadOption {
             what: "dtype",
             got: format!("{:?}", problem.dtype),
-            why: "the cooperative-matrix kernel reads f16 (f32 and bf16 run on the portable tier)",
+            why: "the cooperative-matrix kernel multiplies f16: f32 and bf16 run on it only with \
+                  Attention::allow_f16_products",
         });
     }
     if !caps.shader_f16 || options.force_packed_f16 {

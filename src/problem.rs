@@ -198,6 +198,9 @@ pub struct Attention {
     pub head_dim: u32,
     /// Storage type of Q, K, V and O.
     pub dtype: DType,
+    /// f32 or bf16 storage may run on the tensor-core tier, which multiplies f16 operands: see
+    /// [`Attention::allow_f16_products`]. No effect on f16 problems or on the other tiers.
+    pub allow_f16_products: bool,
     /// Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q.
     pub causal: bool,
     /// Scale applied to Q K^T; `None` means 1/sqrt(head_dim).
@@ -265,6 +268,7 @@ impl Attention {
             seq_kv,
             head_dim,
             dtype: DType::F32,
+            allow_f16_products: false,
             causal: false,
             softmax_scale: None,
             with_lse: false,
@@ -478,6 +482,45 @@ impl Attention {
     /// Sets the storage type.
     pub fn dtype(mut self, dtype: DType) -> Self {
         self.dtype = dtype;
+        self
+    }
+
+    /// Lets an f32 or bf16 problem run on the tensor-core tier
+    /// ([`Kernel::ForwardCoopMatrix`](crate::Kernel::ForwardCoopMatrix)), whose matrix units
+    /// multiply f16 operands: each Q, K and V element is rounded to f16 as the kernel reads it, the
+    /// probabilities are f16 as in an f16 problem, and sums and the output stay f32 until O is
+    /// written in its own dtype. Off by default, like PyTorch's `allow_tf32`, because it trades
+    /// accuracy and range for speed:
+    /// - f32: 11 significant bits instead of 24, the precision of TF32 (about 1e-3 relative error
+    ///   in the output instead of 1e-6).
+    /// - bf16: exact (bf16 has 8 significant bits, f16 11) for values of magnitude 6.1e-5 to 65504;
+    ///   smaller ones lose bits as f16 subnormals.
+    /// - Either: an element beyond f16's range (magnitude above 65504) does not survive the rounding;
+    ///   outputs that depend on it are then undefined (NaN or infinity on NVIDIA). Only allow it
+    ///   for inputs known to stay in range.
+    ///
+    /// Where the device has no tensor-core tier, or the problem cannot use it, the plan runs the
+    /// problem in its own dtype as without this option. On an H200 this takes d = 128 f32 from
+    /// the f32 tier's 30 TFLOP/s to the tensor-core tier (see BENCHMARKS.md).
+    ///
+    /// ```
+    /// use wgpu_flash_attn::plan::plan;
+    /// use wgpu_flash_attn::{Attention, DType, DeviceCaps, Kernel};
+    /// let problem = Attention::new(1, 8, 8, 1024, 1024, 128).dtype(DType::F32);
+    /// // A device with f16 16x16x16 cooperative matrices and 32-lane subgroups, as NVIDIA's.
+    /// let caps = DeviceCaps {
+    ///     coop_matrix_f16: true,
+    ///     shader_f16: true,
+    ///     subgroup_sizes: Some((32, 32)),
+    ///     max_workgroup_storage_bytes: 48 * 1024,
+    ///     ..DeviceCaps::webgpu_defaults()
+    /// };
+    /// assert_ne!(plan(&problem, &caps).unwrap().kernel, Kernel::ForwardCoopMatrix);
+    /// let fast = problem.allow_f16_products(true);
+    /// assert_eq!(plan(&fast, &caps).unwrap().kernel, Kernel::ForwardCoopMatrix);
+    /// ```
+    pub fn allow_f16_products(mut self, allow: bool) -> Self {
+        self.allow_f16_products = allow;
         self
     }
 

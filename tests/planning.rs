@@ -1,7 +1,7 @@
 //! Which kernel tier and tiles the plan picks for a device, and when it refuses a forced tier.
 //! Pure planning: no GPU needed.
 
-use wgpu_flash_attn::plan::{plan, plan_with, DeviceCaps, Kernel, PlanOptions, Tiles};
+use wgpu_flash_attn::plan::{plan, plan_with, DeviceCaps, Kernel, PlanOptions, Storage, Tiles};
 use wgpu_flash_attn::tuning::{family_tiles, DeviceFamily};
 use wgpu_flash_attn::{Attention, DType, FlashError};
 
@@ -294,6 +294,49 @@ fn the_tensor_core_tier_and_its_barriers() {
     let wide = plan(&p, &caps).unwrap();
     assert_eq!(wide.kernel, Kernel::ForwardCoopMatrix);
     assert_eq!(wide.tiles.block_n / (128 / 16) % 4, 0, "{:?}", wide.tiles);
+}
+
+#[test]
+fn f32_and_bf16_reach_the_tensor_cores_only_where_f16_products_are_allowed() {
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.subgroup_barrier = true;
+    let f16 = plan(
+        &Attention::new(1, 2, 2, 256, 256, 128).dtype(DType::F16),
+        &caps,
+    )
+    .unwrap();
+    for (dtype, storage) in [
+        (DType::F32, Storage::F32),
+        (DType::BF16, Storage::BF16Packed),
+    ] {
+        let p = Attention::new(1, 2, 2, 256, 256, 128).dtype(dtype);
+        // Not allowed: the subgroup tier, and forcing the tensor cores says what would allow it.
+        let own = plan(&p, &caps).unwrap();
+        assert_eq!(own.kernel, Kernel::ForwardSubgroup, "{dtype:?}");
+        let err = plan_with(&p, &caps, forced(Kernel::ForwardCoopMatrix, None)).unwrap_err();
+        assert!(
+            matches!(err, FlashError::BadOption { what: "dtype", .. })
+                && err.to_string().contains("allow_f16_products"),
+            "{err}"
+        );
+        // Allowed: the tensor-core tier with the f16 problem's tiles, reading its own storage.
+        let allowed = plan(&p.clone().allow_f16_products(true), &caps).unwrap();
+        assert_eq!(allowed.kernel, Kernel::ForwardCoopMatrix, "{dtype:?}");
+        assert_eq!(allowed.storage, storage);
+        assert_eq!(allowed.tiles, f16.tiles, "{dtype:?}");
+        // Without tensor cores the permission changes nothing.
+        let plain = DeviceCaps {
+            coop_matrix_f16: false,
+            ..caps.clone()
+        };
+        assert_eq!(
+            plan(&p.clone().allow_f16_products(true), &plain)
+                .unwrap()
+                .kernel,
+            plan(&p, &plain).unwrap().kernel
+        );
+    }
 }
 
 #[test]

@@ -281,9 +281,19 @@ fn every_coop_matrix_variant_validates_and_writes_spirv() {
                     .dtype(DType::F16)
                     .causal(true);
                 let paged = varlen.clone().paged_kv(3, 4, &[0, 1, 2, 3]);
-                for p in [p.clone(), varlen, paged] {
+                // f32 and bf16 storage where f16 products are allowed: read and written in
+                // their own types, rounded to f16 for the matrix units.
+                let f32_storage = p.clone().dtype(DType::F32).allow_f16_products(true);
+                let bf16_paged = paged.clone().dtype(DType::BF16).allow_f16_products(true);
+                for p in [p.clone(), varlen, paged, f32_storage, bf16_paged] {
                     let mut plan = plan_with(&p, &caps, PlanOptions::default()).unwrap();
                     assert_eq!(plan.kernel, Kernel::ForwardCoopMatrix, "{p:?}");
+                    let packed4 = match p.dtype {
+                        DType::F32 => "alias Packed4 = vec4<f32>;",
+                        DType::F16 => "alias Packed4 = vec4<f16>;",
+                        DType::BF16 => "alias Packed4 = vec2<u32>;",
+                    };
+                    assert!(forward::shader_source(&plan).contains(packed4), "{p:?}");
                     // With subgroup barriers (as on NVIDIA) and with workgroup barriers.
                     for sync in [true, false] {
                         plan.subgroup_sync = sync;

@@ -178,6 +178,37 @@ fn options_on_every_tier() {
     }
 }
 
+/// f32 and bf16 problems that allow f16 products: the tensor-core tier rounds their inputs to f16
+/// (and is held to a naive attention that does the same), the other tiers ignore the permission.
+/// The head dims take each form of the tensor-core kernel's loads (src/plan.rs: 64 through a
+/// function, 128 a tile ahead, 192 stepped, 256 in the key loop).
+#[test]
+fn f32_and_bf16_with_f16_products_on_every_tier() {
+    for (kernel, options) in tiers() {
+        for dtype in [DType::F32, DType::BF16] {
+            let problems = [
+                Attention::new(1, 2, 1, 113, 203, 64),
+                Attention::new(2, 2, 2, 65, 131, 128)
+                    .causal(true)
+                    .with_lse(true),
+                Attention::new(1, 2, 1, 40, 70, 192).softcap(5.0),
+                Attention::new(1, 1, 1, 33, 90, 256).with_lse(true),
+                Attention::varlen(2, 1, 64, &[0, 30, 77], &[0, 40, 140])
+                    .causal(true)
+                    .paged_kv(16, 14, &[3, 0, 5, 11, 1, 2, 13, 4, 6, 7, 8, 9, 10, 12]),
+            ];
+            for (n, p) in problems.into_iter().enumerate() {
+                let p = p.dtype(dtype).allow_f16_products(true);
+                if kernel == Kernel::ForwardCoopMatrix {
+                    let plan = ctx().plan_with(&p, options).expect("a tensor-core plan");
+                    assert_ne!(plan.plan().storage, wgpu_flash_attn::Storage::F16);
+                }
+                check(&p, options, 2300 + n as u64, 1.0);
+            }
+        }
+    }
+}
+
 /// Keys whose scores grow along the sequence move every row's max by far more than 2^8 over the
 /// tiles, so a kernel that postpones rescaling must rescale (here, many times).
 #[test]

@@ -2,7 +2,7 @@
 //! cooperative matrices. It shares the portable kernel's bindings, params and encoding
 //! ([`super::forward`]); only its source differs.
 
-use crate::plan::{CoopStage, Plan};
+use crate::plan::{CoopStage, Plan, Storage};
 
 /// Elements of a 16x16 fragment each lane holds in a subgroup of 32, the only size the kernel's
 /// element layout is written for (`EL` in the shader).
@@ -116,8 +116,8 @@ fn load_rows_stepped(source: &str) -> String {
                 let v_at = v_base + (ahead + lid / D4) * params.v.z + lid % D4;
                 for (var u = 0u; u < LOADS; u++) {{
                     if (LOADS * WG == BN * D4 || lid + u * WG < BN * D4) {{
-                        k_staged[u] = k_buf[k_at + u * (WG / D4) * params.k.z];
-                        v_staged[u] = v_buf[v_at + u * (WG / D4) * params.v.z];
+                        k_staged[u] = half4(k_buf[k_at + u * (WG / D4) * params.k.z]);
+                        v_staged[u] = half4(v_buf[v_at + u * (WG / D4) * params.v.z]);
                     }}
                 }}
             }} else {{
@@ -152,6 +152,24 @@ fn load_here(source: &str) -> String {
 const LOAD_CALL: &str =
     "            load_tile(&k_staged, &v_staged, k_base, v_base, batch, ahead, seq_kv, lid);\n";
 
+/// WGSL for how the kernel reads Q, K, V and writes O: `Packed4` (four stored elements),
+/// `half4` (them as f16, the matrix units' operands) and `pack4` (an f32 vec4 of O into storage).
+/// f32 and bf16 storage ([`crate::Attention::allow_f16_products`]) share the portable kernel's
+/// `Packed4` and conversions, and round to f16 on the way in.
+fn storage_wgsl(storage: Storage) -> String {
+    match storage {
+        Storage::F16 => "alias Packed4 = vec4<f16>;\n\
+                         fn half4(x: Packed4) -> vec4<f16> { return x; }\n\
+                         fn pack4(x: vec4<f32>) -> Packed4 { return vec4<f16>(x); }\n"
+            .into(),
+        Storage::F32 | Storage::BF16Packed => format!(
+            "{}fn half4(x: Packed4) -> vec4<f16> {{ return vec4<f16>(unpack4(x)); }}\n",
+            super::storage_wgsl(storage)
+        ),
+        Storage::F16Packed => unreachable!("the tensor-core tier reads f16 natively"),
+    }
+}
+
 /// The shader source specialised for a plan of [`crate::plan::Kernel::ForwardCoopMatrix`].
 pub fn shader_source(plan: &Plan) -> String {
     shader_text(plan).render()
@@ -165,7 +183,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
          const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n\
-         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst RESCALE_ALWAYS: bool = {};\nconst LOAD_ALWAYS: bool = {};\n",
+         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst RESCALE_ALWAYS: bool = {};\nconst LOAD_ALWAYS: bool = {};\n{}",
         p.head_dim,
         t.block_n,
         t.threads_y,
@@ -182,6 +200,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         plan.coop_elements && plan.coop_kv_tiles == 2,
         crate::plan::coop_rescale_always(p.head_dim, plan.coop_elements),
         crate::plan::coop_load_always(p.head_dim, plan.coop_elements),
+        storage_wgsl(plan.storage),
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;

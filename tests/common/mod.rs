@@ -249,7 +249,9 @@ pub fn round_to(dtype: DType, x: f32) -> f32 {
 
 /// Naive attention carried out in the storage precision, the yardstick of the tolerance rule:
 /// f32 arithmetic for f32; for f16, f32 scores and sums (as any f16 kernel accumulates) with the
-/// probabilities and the output rounded to f16.
+/// probabilities and the output rounded to f16. Where f16 products are allowed
+/// ([`Attention::allow_f16_products`]), the inputs and probabilities are rounded to f16 as the
+/// tensor-core tier rounds them, and the output to the storage type.
 pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
     if let Some((cq, ck)) = &p.cu_seqlens {
         // Sequence by sequence, each over its slice of the packed tensors.
@@ -286,9 +288,17 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
         return out;
     }
     let r = |x: f32| round_to(p.dtype, x);
+    // What the products take: the storage type, or f16 where allowed.
+    let rp = |x: f32| {
+        if p.allow_f16_products {
+            round_to(DType::F16, r(x))
+        } else {
+            r(x)
+        }
+    };
     // Each element rounded once, not once per score it enters.
     let [q, k, v] =
-        [&inputs.q, &inputs.k, &inputs.v].map(|x| x.iter().map(|&e| r(e)).collect::<Vec<f32>>());
+        [&inputs.q, &inputs.k, &inputs.v].map(|x| x.iter().map(|&e| rp(e)).collect::<Vec<f32>>());
     let d = p.head_dim as usize;
     let group = p.heads_q / p.heads_kv;
     let at = |t: Tensor, b: u32, s: u32, h: u32| {
@@ -343,8 +353,8 @@ pub fn naive_lowp(p: &Attention, inputs: &Inputs) -> Vec<f32> {
         }
         let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
         let sum: f32 = e.iter().sum::<f32>() + sink.map_or(0.0, |s| (s - max).exp());
-        // The probabilities rounded to the storage type, as a kernel stores them.
-        let pr: Vec<f32> = e.iter().map(|x| r(x / sum)).collect();
+        // The probabilities rounded as a kernel stores them.
+        let pr: Vec<f32> = e.iter().map(|x| rp(x / sum)).collect();
         let vrows: Vec<usize> = (0..p.seq_kv)
             .map(|j| at(Tensor::V, b, j, h / group))
             .collect();
@@ -529,6 +539,7 @@ pub fn compare(
         naive_err = naive_err.max((*n as f64 - w).abs());
     }
     let floor = match p.dtype {
+        DType::F32 if p.allow_f16_products => 1e-4,
         DType::F32 => 1e-6,
         DType::F16 => 1e-4,
         DType::BF16 => 1e-3,
@@ -553,7 +564,8 @@ pub fn compare(
                     "{p:?}: lse {idx} of a row without keys must be -inf"
                 );
             } else {
-                let tol = 1e-5 * w.abs().max(1.0) + if p.dtype == DType::F32 { 0.0 } else { 1e-3 };
+                let exact = p.dtype == DType::F32 && !p.allow_f16_products;
+                let tol = 1e-5 * w.abs().max(1.0) + if exact { 0.0 } else { 1e-3 };
                 assert!(
                     (*g as f64 - w).abs() <= tol,
                     "{p:?}: lse {idx}: got {g}, want {w}"
