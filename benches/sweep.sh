@@ -6,7 +6,7 @@
 #   bash benches/sweep.sh OUT_DIR            # builds the benchmark with cargo if ATTENTION is unset
 #   ATTENTION=/path/to/attention-binary bash benches/sweep.sh OUT_DIR   # a machine without Rust
 #
-# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, torch.json (if PyTorch runs), report.md, report.svg,
+# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, f16_products.json, torch.json (if PyTorch runs), report.md, report.svg,
 # clocks.csv (where nvidia-smi exists) and the logs of each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,8 +55,22 @@ else
 fi
 cat "$out/coop_tiles.txt"
 clocks after-coop-tiles
+# f32 and bf16 on the tensor-core tier (Attention::allow_f16_products), where the adapter has it.
+rm -f "$out/f16_products.json"
+if "$ATTENTION" --tokens 16384 --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,bf16 \
+  --f16-products --causal both --kernels coop-matrix --baseline off --runs 10 --warmup 5 \
+  --json "$out/f16_products.json" > "$out/f16_products.txt" 2>&1; then
+  inputs+=("$out/f16_products.json")
+elif [ -f "$out/f16_products.json" ]; then
+  inputs+=("$out/f16_products.json")
+  failed="${failed:+$failed, }f16_products.json"
+else
+  echo "SKIPPED: f32 and bf16 on the tensor cores (see $out/f16_products.txt)"
+fi
+grep -E "^\|" "$out/f16_products.txt" || true
+clocks after-f16-products
 if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
-  python3 benches/torch_sdpa.py --json "$out/torch.json" | tee "$out/torch.txt"
+  python3 benches/torch_sdpa.py --dtypes f16,bf16,f32 --json "$out/torch.json" | tee "$out/torch.txt"
   inputs+=("$out/torch.json")
   clocks after-torch
 else

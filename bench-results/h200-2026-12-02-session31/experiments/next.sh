@@ -1,4 +1,4 @@
-# Prepared in the thirty-first round, not run yet. Binaries of c049b58 or later with the same
+# Prepared in the thirty-first round, run in the thirty-second (../../h200-2026-12-02-session32/call3). Binaries of c049b58 or later with the same
 # tensor-core kernel in .device/bin (attention, kernel_stats); `hyb` made first, on the build
 # machine, from c049b58's shader:
 #   mkdir -p .device/hyb; git show c049b58:shaders/flash_fwd_coop.wgsl > /tmp/coop.wgsl
