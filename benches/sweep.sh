@@ -40,35 +40,32 @@ clocks after-flash
   --runs 5 --warmup 3 --check-rows 8 --json "$out/tiles.json" | tee "$out/tiles.txt" || failed="${failed:+$failed, }tiles.json"
 clocks after-tiles
 inputs=("$out/flash.json" "$out/tiles.json")
-# The tensor-core tier's tiles, where the adapter has that tier (the benchmark writes no JSON
-# when none of the requested tiers can run).
-rm -f "$out/coop_tiles.json"
-if "$ATTENTION" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f16 --causal both --baseline off \
-  --kernels coop-matrix --tiles 128x128x32x8,128x64x32x8,128x32x32x8,128x16x32x4,64x16x32x4,128x32x32x4 \
-  --runs 10 --warmup 5 --check-rows 8 --json "$out/coop_tiles.json" > "$out/coop_tiles.txt" 2>&1; then
-  inputs+=("$out/coop_tiles.json")
-elif [ -f "$out/coop_tiles.json" ]; then
-  inputs+=("$out/coop_tiles.json")
-  failed="${failed:+$failed, }coop_tiles.json"
-else
-  echo "SKIPPED: tensor-core tiles (see $out/coop_tiles.txt)"
-fi
-cat "$out/coop_tiles.txt"
-clocks after-coop-tiles
-# f32 and bf16 on the tensor-core tier (Attention::allow_f16_products), where the adapter has it.
-rm -f "$out/f16_products.json"
-if "$ATTENTION" --tokens 16384 --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,bf16 \
-  --f16-products --causal both --kernels coop-matrix --baseline off --runs 10 --warmup 5 \
-  --json "$out/f16_products.json" > "$out/f16_products.txt" 2>&1; then
-  inputs+=("$out/f16_products.json")
-elif [ -f "$out/f16_products.json" ]; then
-  inputs+=("$out/f16_products.json")
-  failed="${failed:+$failed, }f16_products.json"
-else
-  echo "SKIPPED: f32 and bf16 on the tensor cores (see $out/f16_products.txt)"
-fi
-grep -E "^\|" "$out/f16_products.txt" || true
-clocks after-f16-products
+# A step on the tensor-core tier only, where the adapter has it: NAME, WHAT (for the skip
+# message), then the benchmark's arguments. The benchmark writes no JSON when none of the
+# requested tiers can run, and exits nonzero (after writing it) when a row failed.
+coop_step() {
+  local name=$1 what=$2
+  shift 2
+  rm -f "$out/$name.json"
+  if "$ATTENTION" "$@" --kernels coop-matrix --baseline off --json "$out/$name.json" > "$out/$name.txt" 2>&1; then
+    inputs+=("$out/$name.json")
+  elif [ -f "$out/$name.json" ]; then
+    inputs+=("$out/$name.json")
+    failed="${failed:+$failed, }$name.json"
+  else
+    echo "SKIPPED: $what (see $out/$name.txt)"
+  fi
+  grep -E "^\|" "$out/$name.txt" || true
+  clocks "after-$name"
+}
+# The tensor-core tier's tiles.
+coop_step coop_tiles "tensor-core tiles" --tokens 16384 --seqs 8192 --dims 64,128 --dtypes f16 \
+  --causal both --tiles 128x128x32x8,128x64x32x8,128x32x32x8,128x16x32x4,64x16x32x4,128x32x32x4 \
+  --runs 10 --warmup 5 --check-rows 8
+# f32 and bf16 on the tensor cores (Attention::allow_f16_products).
+coop_step f16_products "f32 and bf16 on the tensor cores" --tokens 16384 \
+  --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,bf16 --f16-products --causal both \
+  --runs 10 --warmup 5
 if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 benches/torch_sdpa.py --dtypes f16,bf16,f32 --json "$out/torch.json" | tee "$out/torch.txt"
   inputs+=("$out/torch.json")
