@@ -491,10 +491,13 @@ impl Attention {
     /// probabilities are f16 as in an f16 problem, and sums and the output stay f32 until O is
     /// written in its own dtype. Off by default, like PyTorch's `allow_tf32`, because it trades
     /// accuracy and range for speed:
-    /// - f32: 11 significant bits instead of 24, the precision of TF32: each input is rounded by up
-    ///   to 2^-11 (4.9e-4) of itself, where the f32 tier takes it as it is.
-    /// - bf16: exact (bf16 has 8 significant bits, f16 11) for values of magnitude 6.1e-5 to 65504;
-    ///   smaller ones lose bits as f16 subnormals.
+    /// - f32: 11 significant bits instead of 24, the precision of TF32: an input of magnitude 6.1e-5
+    ///   to 65504 moves by up to 2^-11 (4.9e-4) of itself where the conversion rounds to nearest,
+    ///   2^-10 where it takes the other neighbour (WGSL allows either), while the f32 tier takes it
+    ///   as it is. Smaller inputs lose more as f16 subnormals, or become 0 where a driver flushes
+    ///   those.
+    /// - bf16: exact (bf16 has 8 significant bits, f16 11) for values of magnitude 6.1e-5 to 65504,
+    ///   and down to 7.6e-6 (2^-17) where f16 subnormals are kept; smaller ones lose bits.
     /// - Either: an element beyond f16's range (magnitude above 65504) does not survive the rounding;
     ///   outputs that depend on it are then undefined. Only allow it for inputs known to stay in
     ///   range.
