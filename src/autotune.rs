@@ -9,7 +9,8 @@
 //! fastest as [`PlanOptions`] for [`FlashContext::plan_with`].
 //!
 //! Winners are cached per adapter, driver and problem class ([`TuneKey`]: kernel request,
-//! storage, head_dim, causal and a power-of-two bucket of the sequence length). On native targets
+//! storage and whether f16 products are allowed, head_dim, causal and a power-of-two bucket of
+//! the sequence length). On native targets
 //! [`TuneOptions::cache_dir`] keeps them in `tiles.json` in that directory ([`default_cache_dir`]:
 //! `$XDG_CACHE_HOME/wgpu-flash-attn` or `~/.cache/wgpu-flash-attn`); the browser has no disk
 //! cache. A cache file that cannot be parsed is ignored: the tuner measures again, says so in
@@ -145,6 +146,10 @@ pub struct TuneKey {
     pub kernel: String,
     /// Storage as the plan reads it ("f32", "f16", "f16-packed", "bf16-packed").
     pub storage: String,
+    /// An f32 or bf16 problem that allows f16 products
+    /// ([`Attention::allow_f16_products`]): the tensor-core tier is open to it, so its winner
+    /// is not one for the same storage without the permission.
+    pub f16_products: bool,
     /// Head dimension.
     pub head_dim: u32,
     /// Causal mask.
@@ -171,6 +176,7 @@ impl TuneKey {
                     .join("+")
             },
             storage: plan::storage_for(problem.dtype, caps, false).name().into(),
+            f16_products: problem.allow_f16_products && problem.dtype != DType::F16,
             head_dim: problem.head_dim,
             causal: problem.causal,
             seq_bucket: problem.seq_q.max(problem.seq_kv).next_power_of_two(),
@@ -253,7 +259,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // 25% at N = 1k), which version-16 winners were not timed with.
 // 18: the tensor-core kernel with scores in registers takes its tree form at d = 96, 192 and 256
 // (up to 6% faster), which version-17 winners there were not timed with.
-const VERSION: u32 = 18;
+// 19: keys tell f32 and bf16 problems that allow f16 products (the tensor-core tier) from those
+// that do not; version-18 keys could not.
+const VERSION: u32 = 19;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 

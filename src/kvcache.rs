@@ -134,6 +134,10 @@ pub struct KvCacheAttention {
     pub head_dim: u32,
     /// Storage type of Q, the caches, the new K/V and O.
     pub dtype: DType,
+    /// f32 or bf16 prefill chunks may run on the tensor-core forward kernel, which multiplies f16
+    /// ([`Attention::allow_f16_products`] of [`KvCacheAttention::forward_problem`]; the KV-cache
+    /// kernel itself always computes in the storage type). Off by default.
+    pub allow_f16_products: bool,
     /// Prefix sums of the query tokens per sequence (batch + 1 entries, starting at 0).
     pub cu_seqlens_q: Vec<u32>,
     /// Tokens already in each sequence's cache (before this step's append).
@@ -211,6 +215,7 @@ impl KvCacheAttention {
             rotary: None,
             num_splits: None,
             prefill_route: PrefillRoute::Auto,
+            allow_f16_products: false,
         };
         // Room for every cached token and one new token per query, should the step append.
         let capacity = (0..step.batch())
@@ -262,6 +267,15 @@ impl KvCacheAttention {
     /// Sets the storage type.
     pub fn dtype(mut self, dtype: DType) -> Self {
         self.dtype = dtype;
+        self
+    }
+
+    /// Lets f32 or bf16 prefill chunks run on the tensor-core forward kernel, which rounds their
+    /// inputs to f16 as it reads them: see [`Attention::allow_f16_products`] for what that costs.
+    /// With [`PrefillRoute::Auto`] this is what sends an f32 or bf16 step's prefill chunks to the
+    /// forward kernels on a device with tensor cores.
+    pub fn allow_f16_products(mut self, allow: bool) -> Self {
+        self.allow_f16_products = allow;
         self
     }
 
@@ -324,6 +338,7 @@ impl KvCacheAttention {
             self.head_dim,
         )
         .dtype(self.dtype)
+        .allow_f16_products(self.allow_f16_products)
         .causal(self.causal)
         .softmax_scale(self.scale());
         match &self.layout {

@@ -34,6 +34,7 @@ fn entry(seq_bucket: u32, tiles: [u32; 4]) -> TuneEntry {
             },
             kernel: "auto".into(),
             storage: "f16".into(),
+            f16_products: false,
             head_dim: 128,
             causal: true,
             seq_bucket,
@@ -222,6 +223,14 @@ fn keys_bucket_sequence_lengths_and_separate_classes() {
         a,
         key(&Attention::new(1, 1, 1, 3000, 3000, 64).dtype(DType::F16))
     );
+    // f32 that allows f16 products may win on another tier: a class of its own. f16 problems
+    // multiply f16 either way.
+    assert_ne!(
+        a,
+        key(&Attention::new(1, 1, 1, 3000, 3000, 64).allow_f16_products(true))
+    );
+    let f16 = Attention::new(1, 1, 1, 3000, 3000, 64).dtype(DType::F16);
+    assert_eq!(key(&f16), key(&f16.clone().allow_f16_products(true)));
     assert_eq!(a.device.adapter, caps.name);
     assert_eq!(a.device.driver, caps.driver);
 }

@@ -617,6 +617,14 @@ fn prefill_chunks_through_the_forward_kernels() {
         kvcache::plan(&mixed, &caps).unwrap().forward.is_empty(),
         "f32: no tensor cores"
     );
+    // Unless the step allows f16 products: then the chunk reads the f32 caches on them.
+    let allowed = kvcache::plan(&mixed.clone().allow_f16_products(true), &caps).unwrap();
+    assert_eq!(allowed.forward.len(), 1, "{allowed:?}");
+    assert_eq!(
+        allowed.forward[0].1.kernel,
+        wgpu_flash_attn::Kernel::ForwardCoopMatrix
+    );
+    assert_eq!(allowed.forward[0].1.storage, wgpu_flash_attn::Storage::F32);
     let f16 = mixed.clone().dtype(DType::F16);
     let auto = kvcache::plan(&f16, &caps).unwrap();
     assert_eq!(auto.forward.len(), 1, "{auto:?}");
