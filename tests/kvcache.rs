@@ -636,6 +636,45 @@ fn prefill_chunks_through_the_forward_kernels() {
     assert!(kvcache::plan(&f16, &caps).unwrap().forward.is_empty());
 }
 
+/// f32 and bf16 steps that allow f16 products: by default (Auto) their prefill chunk runs on the
+/// tensor-core forward kernel where the device has it, reading the caches in their own type, and
+/// is held to a naive attention that rounds as that kernel does; elsewhere everything stays on the
+/// KV-cache kernel, in the storage type.
+#[test]
+fn f32_and_bf16_prefill_chunks_with_f16_products() {
+    let cu = [0u32, 1, 81, 82];
+    let cached = [40u32, 50, 200];
+    let (num_pages, table) = shuffled_table(3, 20, 16, 37);
+    for dtype in [DType::F32, DType::BF16] {
+        for paged in [false, true] {
+            let mut p = KvCacheAttention::new(8, 2, 32, &cu, &cached)
+                .dtype(dtype)
+                .causal(true)
+                .append_new_kv(true)
+                .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
+                .allow_f16_products(true);
+            if paged {
+                p = p.paged(16, num_pages, &table);
+            }
+            let forward = wgpu_flash_attn::plan::plan(&p.forward_problem(1), ctx().caps()).unwrap();
+            let tensor_cores = forward.kernel == wgpu_flash_attn::Kernel::ForwardCoopMatrix;
+            let plan = kvcache::plan(&p, ctx().caps()).unwrap();
+            let routed: Vec<u32> = plan.forward.iter().map(|(b, _)| *b).collect();
+            if tensor_cores {
+                assert_eq!(routed, vec![1], "{plan:?}");
+                assert_eq!(plan.forward[0].1.storage, forward.storage);
+                assert_ne!(forward.storage, wgpu_flash_attn::Storage::F16);
+            } else {
+                eprintln!(
+                    "SKIPPED: no tensor-core tier here; the chunk stays on the KV-cache kernel"
+                );
+                assert!(routed.is_empty(), "{plan:?}");
+            }
+            check(&p, 1320 + paged as u64);
+        }
+    }
+}
+
 #[test]
 fn timestamps_of_a_step_with_forward_passes() {
     // Begin only, end only, or both: the step's passes take what was given, and wgpu accepts it.
