@@ -1,4 +1,4 @@
-# Thirty-second round, call 6: test binaries of 445a9e8 plus the KV-cache test of f32 and bf16
+# Thirty-second round, call 6: test binaries of 445a9e8 plus (in its successor) the KV-cache test of f32 and bf16
 # prefill chunks with f16 products (tests/kvcache.rs) in .device/bin. The tests that put f32 and
 # bf16 on the tensor cores, with their output (each check prints its tier and errors):
 # kvcache's prefill tests, and tiers' f32 / bf16 test.
