@@ -501,27 +501,31 @@ fn plans_of_the_same_kernels_reuse_their_pipelines() {
     assert_eq!(ctx.cached_pipelines(), compiled);
 }
 
+/// Two decoding sequences around a prefill chunk of 80 tokens (sequence 1) over a cached prefix,
+/// appended and rotated, causal; in 16-token pages shuffled by `table_seed` where `paged`.
+fn mixed_prefill_step(dtype: DType, paged: bool, table_seed: u64) -> KvCacheAttention {
+    let p = KvCacheAttention::new(8, 2, 32, &[0, 1, 81, 82], &[40, 50, 200])
+        .dtype(dtype)
+        .causal(true)
+        .append_new_kv(true)
+        .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)));
+    if !paged {
+        return p;
+    }
+    let (num_pages, table) = shuffled_table(3, 20, 16, table_seed);
+    p.paged(16, num_pages, &table)
+}
+
 #[test]
 fn prefill_chunks_through_the_forward_kernels() {
-    // A mixed step: two decoding sequences around a prefill chunk of 80 tokens over a cached
-    // prefix, appended and rotated, causal; the chunk runs through the forward kernels (asked
-    // for with PrefillRoute::Forward), the decoding tokens through the KV-cache kernel, split 3
-    // ways, so that the combine finds their packed partial states through the token map.
-    let cu = [0u32, 1, 81, 82];
-    let cached = [40u32, 50, 200];
-    let (num_pages, table) = shuffled_table(3, 20, 16, 31);
+    // The chunk runs through the forward kernels (asked for with PrefillRoute::Forward), the
+    // decoding tokens through the KV-cache kernel, split 3 ways, so that the combine finds their
+    // packed partial states through the token map.
     for dtype in [DType::F32, DType::F16] {
         for paged in [false, true] {
-            let mut p = KvCacheAttention::new(8, 2, 32, &cu, &cached)
-                .dtype(dtype)
-                .causal(true)
-                .append_new_kv(true)
-                .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
+            let p = mixed_prefill_step(dtype, paged, 31)
                 .num_splits(3)
                 .prefill_route(PrefillRoute::Forward);
-            if paged {
-                p = p.paged(16, num_pages, &table);
-            }
             let plan = kvcache::plan(&p, ctx().caps()).unwrap();
             let routed: Vec<u32> = plan.forward.iter().map(|(b, _)| *b).collect();
             assert_eq!(routed, vec![1], "{plan:?}");
@@ -546,7 +550,7 @@ fn prefill_chunks_through_the_forward_kernels() {
                 ..p.clone()
             };
             assert_eq!(
-                KvCacheAttention::new(8, 2, 32, &cu, &cached).prefill_route,
+                mixed_prefill_step(dtype, paged, 31).prefill_route,
                 PrefillRoute::Auto
             );
             let tensor_cores = wgpu_flash_attn::plan::plan(&p.forward_problem(1), ctx().caps())
@@ -642,20 +646,9 @@ fn prefill_chunks_through_the_forward_kernels() {
 /// KV-cache kernel, in the storage type.
 #[test]
 fn f32_and_bf16_prefill_chunks_with_f16_products() {
-    let cu = [0u32, 1, 81, 82];
-    let cached = [40u32, 50, 200];
-    let (num_pages, table) = shuffled_table(3, 20, 16, 37);
     for dtype in [DType::F32, DType::BF16] {
         for paged in [false, true] {
-            let mut p = KvCacheAttention::new(8, 2, 32, &cu, &cached)
-                .dtype(dtype)
-                .causal(true)
-                .append_new_kv(true)
-                .rotary(Some(RotaryEmbedding::half_split(32, 10000.0)))
-                .allow_f16_products(true);
-            if paged {
-                p = p.paged(16, num_pages, &table);
-            }
+            let p = mixed_prefill_step(dtype, paged, 37).allow_f16_products(true);
             let forward = wgpu_flash_attn::plan::plan(&p.forward_problem(1), ctx().caps()).unwrap();
             let tensor_cores = forward.kernel == wgpu_flash_attn::Kernel::ForwardCoopMatrix;
             let plan = kvcache::plan(&p, ctx().caps()).unwrap();
