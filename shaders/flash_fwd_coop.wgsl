@@ -87,12 +87,15 @@ const TWO_KV: bool = false;
 const RESCALE_ALWAYS: bool = false;
 // The key loop loads the tile ahead in every pass, past the key range too, without a branch.
 const LOAD_ALWAYS: bool = false;
-// Four elements of Q, K, V or O as their buffers hold them (f16 here; f32, or bf16 in u32 pairs,
-// where the problem allows f16 products), as f16 for the matrix units, and from f32 for O.
+// HEADER END
+// Four elements of Q, K, V or O as their buffers hold them, as f16 for the matrix units (half4),
+// and from f32 for O (pack4). For f32 or bf16 storage (where the problem allows f16 products)
+// the host replaces this block (src/kernels/coop.rs, storage_block).
+// STORAGE BEGIN
 alias Packed4 = vec4<f16>;
 fn half4(x: Packed4) -> vec4<f16> { return x; }
 fn pack4(x: vec4<f32>) -> Packed4 { return vec4<f16>(x); }
-// HEADER END
+// STORAGE END
 
 const D4: u32 = D / 4u;
 const D16: u32 = D / 16u;

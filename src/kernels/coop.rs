@@ -152,22 +152,14 @@ fn load_here(source: &str) -> String {
 const LOAD_CALL: &str =
     "            load_tile(&k_staged, &v_staged, k_base, v_base, batch, ahead, seq_kv, lid);\n";
 
-/// WGSL for how the kernel reads Q, K, V and writes O: `Packed4` (four stored elements),
-/// `half4` (them as f16, the matrix units' operands) and `pack4` (an f32 vec4 of O into storage).
-/// f32 and bf16 storage ([`crate::Attention::allow_f16_products`]) share the portable kernel's
-/// `Packed4` and conversions, and round to f16 on the way in.
-fn storage_wgsl(storage: Storage) -> String {
-    match storage {
-        Storage::F16 => "alias Packed4 = vec4<f16>;\n\
-                         fn half4(x: Packed4) -> vec4<f16> { return x; }\n\
-                         fn pack4(x: vec4<f32>) -> Packed4 { return vec4<f16>(x); }\n"
-            .into(),
-        Storage::F32 | Storage::BF16Packed => format!(
-            "{}fn half4(x: Packed4) -> vec4<f16> {{ return vec4<f16>(unpack4(x)); }}\n",
-            super::storage_wgsl(storage)
-        ),
-        Storage::F16Packed => unreachable!("the tensor-core tier reads f16 natively"),
-    }
+/// The shader's STORAGE block for f32 or bf16 storage ([`crate::Attention::allow_f16_products`];
+/// f16 keeps the file's own): the portable kernel's `Packed4` and conversions, and `half4`
+/// rounding the four elements to f16 on the way in.
+fn storage_block(storage: Storage) -> String {
+    format!(
+        "{}fn half4(x: Packed4) -> vec4<f16> {{ return vec4<f16>(unpack4(x)); }}\n",
+        super::storage_wgsl(storage)
+    )
 }
 
 /// The shader source specialised for a plan of [`crate::plan::Kernel::ForwardCoopMatrix`].
@@ -183,7 +175,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     let header = format!(
         "const D: u32 = {}u;\nconst BN: u32 = {}u;\nconst NS: u32 = {}u;\nconst R16: u32 = {}u;\n\
          const SG: u32 = {}u;\n{}const SUBGROUP_SYNC: bool = {};\nfn sync_subgroup() {{ {}(); }}\n\
-         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst RESCALE_ALWAYS: bool = {};\nconst LOAD_ALWAYS: bool = {};\n{}",
+         const ELEMENTS: bool = {};\nconst TWO_KV: bool = {};\nconst RESCALE_ALWAYS: bool = {};\nconst LOAD_ALWAYS: bool = {};\n",
         p.head_dim,
         t.block_n,
         t.threads_y,
@@ -200,7 +192,6 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         plan.coop_elements && plan.coop_kv_tiles == 2,
         crate::plan::coop_rescale_always(p.head_dim, plan.coop_elements),
         crate::plan::coop_load_always(p.head_dim, plan.coop_elements),
-        storage_wgsl(plan.storage),
     );
     let lanes_per_row = t.threads_x / 16;
     let d16 = p.head_dim / 16;
@@ -212,6 +203,19 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
     };
     let mut text = super::ShaderText::new(SOURCE, header);
     let form = |label, make| super::BlockText { label, make };
+    match plan.storage {
+        Storage::F16 => {}
+        Storage::F32 => {
+            text = text.with_block("STORAGE", form("f32", |_| storage_block(Storage::F32)))
+        }
+        Storage::BF16Packed => {
+            text = text.with_block(
+                "STORAGE",
+                form("bf16", |_| storage_block(Storage::BF16Packed)),
+            );
+        }
+        Storage::F16Packed => unreachable!("the tensor-core tier reads f16 natively"),
+    }
     match crate::plan::coop_stage(p.head_dim, plan.coop_elements) {
         CoopStage::Inline => {}
         CoopStage::KFirst => {
