@@ -61,12 +61,15 @@ fn parse() -> Result<Config, String> {
             return Err(format!("{pair:?}: flags take a value"));
         };
         if flag == "--prefill-route" {
-            c.route = match value.as_str() {
-                "auto" => PrefillRoute::Auto,
-                "forward" => PrefillRoute::Forward,
-                "kv-cache" => PrefillRoute::KvCache,
-                _ => return Err(format!("{flag} {value}: auto, forward or kv-cache")),
-            };
+            let routes = [
+                PrefillRoute::Auto,
+                PrefillRoute::Forward,
+                PrefillRoute::KvCache,
+            ];
+            c.route = routes
+                .into_iter()
+                .find(|r| r.name() == value)
+                .ok_or_else(|| format!("{flag} {value}: auto, forward or kv-cache"))?;
             continue;
         }
         let v: u32 = value.parse().map_err(|e| format!("{flag} {value}: {e}"))?;

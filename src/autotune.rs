@@ -261,7 +261,9 @@ const FORMAT: &str = "wgpu-flash-attn tuning cache";
 // (up to 6% faster), which version-17 winners there were not timed with.
 // 19: keys tell f32 and bf16 problems that allow f16 products (the tensor-core tier) from those
 // that do not; version-18 keys could not.
-const VERSION: u32 = 19;
+// 20: KV-cache keys tell the prefill routes apart, and steps that allow f16 products from those
+// that do not: both change which sequences the KV-cache kernel runs.
+const VERSION: u32 = 20;
 /// The cache file's name inside the cache directory.
 pub const CACHE_FILE: &str = "tiles.json";
 
@@ -674,6 +676,12 @@ pub struct KvTuneKey {
     pub paged: bool,
     /// Causal mask.
     pub causal: bool,
+    /// Where the step's prefill chunks run ([`crate::PrefillRoute::name`]): the chunks the forward
+    /// kernels take leave the KV-cache kernel, so the winner of one route is not one of another.
+    pub prefill_route: String,
+    /// An f32 or bf16 step that allows f16 products ([`KvCacheAttention::allow_f16_products`]):
+    /// with the forward route open to the tensor cores, other chunks leave the KV-cache kernel.
+    pub f16_products: bool,
 }
 
 impl KvTuneKey {
@@ -695,6 +703,8 @@ impl KvTuneKey {
             kv_bucket: step.longest_kv().max(1).next_power_of_two(),
             paged: matches!(step.layout, CacheLayout::Paged { .. }),
             causal: step.causal,
+            prefill_route: step.prefill_route.name().into(),
+            f16_products: step.allow_f16_products && step.dtype != DType::F16,
         }
     }
 }

@@ -186,6 +186,18 @@ pub enum PrefillRoute {
     KvCache,
 }
 
+impl PrefillRoute {
+    /// "auto", "forward" or "kv-cache" (as the tools' `--prefill-route` takes it, and as the
+    /// autotuner's cache keys record it).
+    pub fn name(self) -> &'static str {
+        match self {
+            PrefillRoute::Auto => "auto",
+            PrefillRoute::Forward => "forward",
+            PrefillRoute::KvCache => "kv-cache",
+        }
+    }
+}
+
 /// Query tokens from which a sequence of a step counts as a prefill chunk for
 /// [`KvCacheAttention::prefill_route`].
 pub const FORWARD_PREFILL_TOKENS: u32 = 64;

@@ -11,7 +11,7 @@ use common::{check_one, ctx};
 use wgpu_flash_attn::autotune::{
     self, DeviceKey, KvTuneKey, TuneCache, TuneEntry, TuneKey, TuneOptions, CACHE_FILE,
 };
-use wgpu_flash_attn::{Attention, DType, FlashError, KvCacheAttention};
+use wgpu_flash_attn::{Attention, DType, FlashError, KvCacheAttention, PrefillRoute};
 
 /// A fresh directory under the system's temporary directory.
 fn scratch_dir(name: &str) -> PathBuf {
@@ -97,6 +97,33 @@ fn cached_keys_keep_the_device_fields_at_the_top_level() {
     assert_eq!(kv_key["adapter"], caps.name.as_str(), "{kv_key}");
     assert_eq!(kv_key["driver"], caps.driver.as_str(), "{kv_key}");
     assert!(kv_key.get("device").is_none(), "{kv_key}");
+}
+
+#[test]
+fn kv_cache_keys_tell_routes_and_f16_products_apart() {
+    // Both decide which sequences the KV-cache kernel runs, so winners must not be shared.
+    let caps = ctx().caps();
+    let step = KvCacheAttention::new(8, 2, 64, &[0, 1, 129], &[100, 200]);
+    let key = |s: &KvCacheAttention| KvTuneKey::new(caps, s);
+    let auto = key(&step);
+    assert_eq!(auto.prefill_route, "auto");
+    assert!(!auto.f16_products);
+    assert_ne!(
+        auto,
+        key(&step.clone().prefill_route(PrefillRoute::Forward))
+    );
+    assert_ne!(
+        auto,
+        key(&step.clone().prefill_route(PrefillRoute::KvCache))
+    );
+    assert_ne!(auto, key(&step.clone().allow_f16_products(true)));
+    assert_ne!(
+        key(&step.clone().dtype(DType::BF16)),
+        key(&step.clone().dtype(DType::BF16).allow_f16_products(true))
+    );
+    // f16 multiplies f16 either way: one class.
+    let f16 = step.clone().dtype(DType::F16);
+    assert_eq!(key(&f16), key(&f16.clone().allow_f16_products(true)));
 }
 
 #[test]
