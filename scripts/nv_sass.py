@@ -13,10 +13,12 @@ of 100 bytes, then a zstd frame. Inside the frame, a record starting "NVDANVVMNV
 is raw sm_90 instructions, 16 bytes each, which `nvdisasm -b SM90` reads. A file that does not
 look like that is reported and skipped.
 
+A file ending in .sass is taken as a disassembly already made (by --sass).
+
 For each file one line: all instructions, then those of the main loop (the backward branch that
 spans the most HMMA, or in a kernel without HMMA the most non-atomic global loads), by kind:
 moves (MOV, IMAD.MOV), HMMA, LDSM, LDG, STS, spills (STL/LDL, whole kernel), barriers, FSEL,
-FMUL, ISETP.
+FMUL, ISETP; spills in the loop among them.
 With --sass, the full disassembly goes to OUT_DIR.
 """
 import collections
@@ -94,7 +96,7 @@ def summary(text):
     return (f"all {len(instructions)} | loop {len(loop)}: moves {kinds['MOV'] + kinds['IMAD.MOV.U32']} "
             f"HMMA {count('HMMA')} LDSM {count('LDSM')} LDG {count('LDG')} STS {count('STS')} "
             f"BAR {count('BAR')} FSEL {count('FSEL')} FMUL {count('FMUL')} ISETP {count('ISETP')} | "
-            f"spills {spills}")
+            f"spills {spills} ({count('STL', 'LDL')} in the loop)")
 
 
 def main(argv):
@@ -106,13 +108,16 @@ def main(argv):
         print(__doc__)
         return 2
     nvdisasm = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
-    if not nvdisasm:
+    if not nvdisasm and not all(path.endswith(".sass") for path in argv):
         print("nvdisasm not found: set NVDISASM", file=sys.stderr)
         return 1
     for path in argv:
         name = os.path.basename(path)
         try:
-            text = disassemble(machine_code(path), nvdisasm)
+            if path.endswith(".sass"):
+                text = open(path).read()
+            else:
+                text = disassemble(machine_code(path), nvdisasm)
         except (ValueError, subprocess.CalledProcessError) as e:
             print(f"{name}: skipped ({e})")
             continue
