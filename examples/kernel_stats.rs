@@ -77,6 +77,9 @@ mod native {
         /// Causal (the banded variant of each kernel).
         #[arg(long)]
         causal: bool,
+        /// A sliding window LEFT,RIGHT (the banded variant of each kernel, -1 = unbounded).
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_window)]
+        window: Option<(i32, i32)>,
         /// f32 and bf16 on the tensor-core tier too (`Attention::allow_f16_products`).
         #[arg(long)]
         f16_products: bool,
@@ -113,6 +116,12 @@ mod native {
         cache: Option<std::path::PathBuf>,
     }
 
+    fn parse_window(s: &str) -> Result<(i32, i32), String> {
+        let (left, right) = s.split_once(',').ok_or("LEFT,RIGHT")?;
+        let side = |x: &str| x.trim().parse::<i32>().map_err(|e| format!("{x}: {e}"));
+        Ok((side(left)?, side(right)?))
+    }
+
     /// One kernel to compile: a label, its WGSL and its entry point.
     struct Variant {
         label: String,
@@ -143,7 +152,11 @@ mod native {
                 let problem = Attention::new(1, 2048 / d, 2048 / d, 1024, 1024, d)
                     .dtype(dtype)
                     .allow_f16_products(args.f16_products)
-                    .causal(args.causal);
+                    .causal(args.causal)
+                    .window_size(
+                        args.window.map_or(-1, |w| w.0),
+                        args.window.map_or(-1, |w| w.1),
+                    );
                 let tiles: Vec<Option<Tiles>> = if args.tiles.is_empty() {
                     vec![None]
                 } else {
@@ -174,8 +187,11 @@ mod native {
                                 let plan = planned.plan();
                                 variants.push(Variant {
                                     label: format!(
-                                        "forward d={d} {dtype:?} causal={} {} {}",
+                                        "forward d={d} {dtype:?} causal={}{} {} {}",
                                         args.causal,
+                                        args.window.map_or(String::new(), |(l, r)| {
+                                            format!(" window={l},{r}")
+                                        }),
                                         plan.kernel.name(),
                                         plan.tiles_label(),
                                     ),
