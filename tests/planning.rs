@@ -404,6 +404,33 @@ fn tensor_core_scores_in_registers_only_where_probed() {
 }
 
 #[test]
+fn above_d_224_the_tensor_core_kernel_takes_its_banded_code_for_every_problem() {
+    // With scores in registers a problem without a band runs the banded code there (both sides
+    // unbounded), which the driver compiles better; elsewhere only banded problems do.
+    let mut caps = nvidia(Some((32, 32)));
+    caps.coop_matrix_f16 = true;
+    caps.compute_units = 132;
+    caps.coop_elements = true;
+    for (d, banded) in [(128, false), (224, false), (240, true), (256, true)] {
+        let p = Attention::new(2, 8, 8, 8192, 8192, d).dtype(DType::F16);
+        let planned = plan(&p, &caps).unwrap();
+        assert!(planned.coop_elements, "d={d}");
+        let source = wgpu_flash_attn::kernels::forward::shader_source(&planned);
+        let text = format!("const BANDED: bool = {banded};");
+        assert!(source.contains(&text), "d={d}: no {text:?}");
+        assert_eq!(planned.banded_groups > 1, banded, "d={d}");
+    }
+    // Without scores in registers the kernel keeps the problem's own code.
+    caps.coop_elements = false;
+    let p = Attention::new(2, 8, 8, 8192, 8192, 256).dtype(DType::F16);
+    let planned = plan(&p, &caps).unwrap();
+    assert!(!planned.coop_elements);
+    let source = wgpu_flash_attn::kernels::forward::shader_source(&planned);
+    assert!(source.contains("const BANDED: bool = false;"));
+    assert_eq!(planned.banded_groups, 1);
+}
+
+#[test]
 fn tensor_core_tiles_with_scores_in_registers_by_head_dim() {
     // The measured first choices (tuning::COOP_REGISTERS_FIRST): 8 subgroups of 16 rows, with
     // longer key tiles than through workgroup memory; the workgroup-memory path keeps its own.

@@ -67,7 +67,7 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         t.block_n,
         t.threads_x,
         t.threads_y,
-        option_consts(p),
+        option_consts(p, p.banded()),
         plan.stream_q,
         row_reductions_wgsl(plan.kernel, t.threads_x),
         super::storage_wgsl(plan.storage),
@@ -128,13 +128,14 @@ fn row_reductions_wgsl(kernel: Kernel, threads_x: u32) -> String {
     )
 }
 
-/// The WGSL constants that switch the problem's options on, shared by the forward kernels.
-pub(crate) fn option_consts(p: &Attention) -> String {
+/// The WGSL constants that switch the problem's options on, shared by the forward kernels;
+/// `banded`: the kernel's banded code (the problem's, or the plan's choice of code form).
+pub(crate) fn option_consts(p: &Attention, banded: bool) -> String {
     format!(
         "const BANDED: bool = {};\nconst SCALED: bool = {};\nconst SOFTCAP: bool = {};\nconst ALIBI: bool = {};\n\
          const SINKS: bool = {};\nconst BIAS: bool = {};\nconst KEEP_MASK: bool = {};\nconst VARLEN: bool = {};\n\
          const PAGED: bool = {};\nconst PAGE: u32 = {}u;\nconst WRITE_LSE: bool = {};\n",
-        p.banded(),
+        banded,
         scaled(p),
         p.softcap > 0.0,
         p.alibi.is_some(),
