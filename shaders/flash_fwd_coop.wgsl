@@ -65,7 +65,8 @@ const BN: u32 = 32u;      // keys per tile, a multiple of 16
 const NS: u32 = 4u;       // subgroups per workgroup
 const R16: u32 = 1u;      // 16-row blocks per subgroup (1 or 2)
 const SG: u32 = 32u;      // subgroup size (a power of two, at least 16)
-const BANDED: bool = false;   // a causal mask or a sliding window limits the keys of a row
+const BANDED: bool = false;   // a causal mask or a sliding window limits the keys of a row (and
+                              // where src/plan.rs, coop_banded, takes this code for every problem)
 const SCALED: bool = false;   // scores scaled before exp2 (softcap, ALiBi, a bias; scales below 1e-8)
 const SOFTCAP: bool = false;
 const ALIBI: bool = false;

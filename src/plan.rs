@@ -463,7 +463,8 @@ pub fn plan_with(problem: &Attention, caps: &DeviceCaps, options: PlanOptions) -
         unroll_pv: unroll_qk
             && stream_q
             && output_accumulators(&tiles, d) <= UNROLL_PV_MAX_ACCUMULATORS,
-        banded_groups: if kernel == Kernel::ForwardCoopMatrix && coop_banded(problem, coop_elements)
+        banded_groups: if kernel == Kernel::ForwardCoopMatrix
+            && coop_banded(problem, storage, coop_elements)
         {
             banded_groups(grid, caps.compute_units)
         } else {
@@ -911,16 +912,18 @@ pub(crate) fn coop_load_in_loop(head_dim: u32, elements: bool) -> bool {
 }
 
 /// Whether the tensor-core kernel is compiled with its banded code (`BANDED`): for a causal
-/// mask or a window, and above d = 224 with scores in registers for every problem. A problem
-/// without a band then runs that code with both sides unbounded, which masks nothing; the driver's
-/// compiler allocates its registers better there (80 bytes a thread spilled at d = 256 against
-/// 144). TFLOP/s at N = 8k, f16, non-causal, two rounds alternating
-/// (bench-results/h200-2026-12-02-session33, call 4, as a window wider than the sequence): d = 256
-/// 177.0-177.5 against 164.1-165.1. Below it loses: d = 224 180.1-180.4 against 193.2-193.5,
-/// d = 192 240.6-241.5 against 257.9-258.9, d = 160 241.2-244.2 against 253.4-253.5, d = 128
-/// 271.9-274.3 against 277.9-278.0.
-pub(crate) fn coop_banded(problem: &Attention, elements: bool) -> bool {
-    problem.banded() || (elements && problem.head_dim > 224)
+/// mask or a window, and at d = 256 (above 240) with scores in registers for f16 and f32
+/// problems without a band too. Such a problem then runs that code with both sides unbounded,
+/// which masks nothing; the driver's compiler allocates its registers better there (80 bytes a
+/// thread spilled at d = 256 in f16 against 144). TFLOP/s at N = 8k, non-causal, two rounds
+/// alternating (bench-results/h200-2026-12-02-session33): as a window wider than the sequence
+/// (call 4), f16 at d = 256 177.0-177.5 against 164.1-165.1, while d = 224 (180.1-180.4 against
+/// 193.2-193.5), 192, 160 and 128 lose; as this library's form against the build before it
+/// (call 5), at d = 256 f16 178.4-179.7 against 165.2-166.1 and f32 with f16 products
+/// 144.7-145.0 against 134.7-135.0, but bf16 with f16 products 89.7-90.2 against 95.3-95.8; at
+/// d = 240 f16 186.4 against 189.0-189.2 (f32 level, bf16 +3%).
+pub(crate) fn coop_banded(problem: &Attention, storage: Storage, elements: bool) -> bool {
+    problem.banded() || (elements && problem.head_dim > 240 && storage != Storage::BF16Packed)
 }
 
 fn choose_coop_tiles(head_dim: u32, caps: &DeviceCaps, elements: bool) -> Result<Tiles> {

@@ -404,22 +404,40 @@ fn tensor_core_scores_in_registers_only_where_probed() {
 }
 
 #[test]
-fn above_d_224_the_tensor_core_kernel_takes_its_banded_code_for_every_problem() {
+fn at_d_256_the_tensor_core_kernel_takes_its_banded_code_for_f16_and_f32() {
     // With scores in registers a problem without a band runs the banded code there (both sides
-    // unbounded), which the driver compiles better; elsewhere only banded problems do.
+    // unbounded), which the driver compiles better; elsewhere, and for bf16, only banded problems
+    // do.
     let mut caps = nvidia(Some((32, 32)));
     caps.coop_matrix_f16 = true;
     caps.compute_units = 132;
     caps.coop_elements = true;
-    for (d, banded) in [(128, false), (224, false), (240, true), (256, true)] {
-        let p = Attention::new(2, 8, 8, 8192, 8192, d).dtype(DType::F16);
+    for (d, dtype, banded) in [
+        (128, DType::F16, false),
+        (240, DType::F16, false),
+        (256, DType::F16, true),
+        (256, DType::F32, true),
+        (256, DType::BF16, false),
+    ] {
+        let p = Attention::new(2, 8, 8, 2048, 2048, d)
+            .dtype(dtype)
+            .allow_f16_products(true);
         let planned = plan(&p, &caps).unwrap();
-        assert!(planned.coop_elements, "d={d}");
+        assert_eq!(planned.kernel, Kernel::ForwardCoopMatrix, "d={d} {dtype:?}");
+        assert!(planned.coop_elements, "d={d} {dtype:?}");
         let source = wgpu_flash_attn::kernels::forward::shader_source(&planned);
         let text = format!("const BANDED: bool = {banded};");
-        assert!(source.contains(&text), "d={d}: no {text:?}");
-        assert_eq!(planned.banded_groups > 1, banded, "d={d}");
+        assert!(source.contains(&text), "d={d} {dtype:?}: no {text:?}");
+        // The groups the banded code orders its blocks in; 1 (unused) otherwise.
+        let groups = if banded {
+            wgpu_flash_attn::plan::banded_groups(planned.grid, 132)
+        } else {
+            1
+        };
+        assert_eq!(planned.banded_groups, groups, "d={d} {dtype:?}");
     }
+    let long = Attention::new(2, 8, 8, 8192, 8192, 256).dtype(DType::F16);
+    assert_eq!(plan(&long, &caps).unwrap().banded_groups, 3);
     // Without scores in registers the kernel keeps the problem's own code.
     caps.coop_elements = false;
     let p = Attention::new(2, 8, 8, 8192, 8192, 256).dtype(DType::F16);

@@ -181,7 +181,10 @@ pub(crate) fn shader_text(plan: &Plan) -> super::ShaderText {
         t.threads_y,
         row_blocks,
         t.threads_x,
-        super::forward::option_consts(p, crate::plan::coop_banded(p, plan.coop_elements)),
+        super::forward::option_consts(
+            p,
+            crate::plan::coop_banded(p, plan.storage, plan.coop_elements),
+        ),
         plan.subgroup_sync,
         if plan.subgroup_sync {
             "subgroupBarrier"
