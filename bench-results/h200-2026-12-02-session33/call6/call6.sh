@@ -4,7 +4,7 @@
 # `attention_xp` is cef3a39's benchmark with plan.rs reading (at d = 256 only) XP_RA (rescale O
 # every tile), XP_NOTREE (no tree form, no stepped loads), XP_LF (loads through load_tile), XP_KF
 # and XP_WR (the K-rows-first and wrapped staging texts). f16, and f32 / bf16 with f16 products,
-# N = 8k, both masks.
+# N = 8k, both masks. Then PyTorch's FlashAttention-2 and cuDNN at d = 256, f16, in the same call.
 source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
 R=$OUT/r; mkdir -p $R; B=.device/bin
 T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
@@ -15,5 +15,7 @@ for v in plan XP_RA XP_NOTREE XP_LF XP_KF XP_WR plan2; do
     *) env $v=1 timeout 100 $B/attention_xp $A --json $R/$v.json > $R/$v.txt 2>&1 ;; esac
   show $R/$v.txt "$v $(el)"
 done
+timeout 120 python3 benches/torch_sdpa.py --seqs 8192 --dims 256 --dtypes f16 --backends flash,cudnn --json $R/torch.json > $R/torch.txt 2>&1
+echo "torch rc=$? $(el)"; tail -4 $R/torch.txt
 echo "== done $(el)"
 tar czf $OUT/results.tgz -C $R . && rm -r $R
