@@ -312,9 +312,11 @@ pub struct Plan {
     /// accumulators (d = 192 with 128x32x8x32 tiles, 96 of them, f16: 30.5 -> 18.9, the register
     /// file full).
     pub unroll_pv: bool,
-    /// Number of groups the tensor-core kernel runs a banded (causal or windowed) problem's
-    /// (batch, head) pairs in, one group after the other, each group's query blocks longest
-    /// first ([`banded_groups`]); 1 elsewhere (unused).
+    /// Number of groups the tensor-core kernel's banded code runs the (batch, head) pairs in, one
+    /// group after the other, each group's query blocks longest first ([`banded_groups`]): for
+    /// causal or windowed problems, and where the plan takes that code for others too (d = 256
+    /// with scores in registers, f16 or f32; there all blocks are equally long); 1 elsewhere
+    /// (unused).
     pub banded_groups: u32,
 }
 
