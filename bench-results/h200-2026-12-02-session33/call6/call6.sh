@@ -6,7 +6,7 @@
 # and XP_WR (the K-rows-first and wrapped staging texts). f16, and f32 / bf16 with f16 products,
 # N = 8k, both masks. Then PyTorch's FlashAttention-2 and cuDNN at d = 256, f16, in the same call.
 source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
-R=$OUT/r; mkdir -p $R; B=.device/bin
+R=$OUT; B=.device/bin  # files straight into $OUT, so that a run cut short keeps what it made
 T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
 show() { echo "$2 $(grep -E "^\| NVIDIA|rror|panic" $1 | cut -d"|" -f8,9,13,19 | tr -s ' ' | paste -sd';')"; }
 A="--tokens 16384 --kernels coop-matrix --baseline off --runs 8 --warmup 3 --warmup-ms 300 --check-rows 4 --causal both --seqs 8192 --dims 256 --f16-products --dtypes f16,f32,bf16"
@@ -18,4 +18,3 @@ done
 timeout 120 python3 benches/torch_sdpa.py --seqs 8192 --dims 256 --dtypes f16 --backends flash,cudnn --json $R/torch.json > $R/torch.txt 2>&1
 echo "torch rc=$? $(el)"; tail -4 $R/torch.txt
 echo "== done $(el)"
-tar czf $OUT/results.tgz -C $R . && rm -r $R
