@@ -1,4 +1,7 @@
-# Thirty-third round, call 6: at d = 256 the driver's register allocation decides the speed
+# Prepared in the thirty-third round as its call 6, not run (the device time was spent). Binary:
+# .device/bin/attention_xp, built as described below (cargo bench --bench attention --no-run on
+# cef3a39 or later with xp.diff (beside this file) applied: git apply, build, git checkout).
+# At d = 256 the driver's register allocation decides the speed
 # (call 5: the banded code alone, +8%). The other code forms the plan picks by head dim, screened
 # again at d = 256 on top of it, one round each, between two rounds of the plan's own form:
 # `attention_xp` is cef3a39's benchmark with plan.rs reading (at d = 256 only) XP_RA (rescale O
