@@ -1,5 +1,5 @@
 # Thirty-third round, call 3: the tensor-core tier beside PyTorch's FlashAttention-2 and cuDNN at
-# every head dim the tables tune (32-256), f16, N = 8k, 16k tokens, both masks; ours in two rounds
+# seven head dims from 32 to 256, f16, N = 8k, 16k tokens, both masks; ours in two rounds
 # around PyTorch's. Release binaries of 88a916f's code (the f16 kernels are byte-identical to
 # 990d95c's: examples/kernel_digests).
 source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
