@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The full comparison in one call: every kernel tier over the FlashAttention papers' shapes, a
 # tile sweep at N=8k, PyTorch SDPA's backends on the same GPU (where PyTorch is installed), and
-# the report (Markdown + SVG) of all of them. About five minutes on an H200.
+# the report (Markdown + SVG) of all of them. About six minutes on an H200.
 #
 #   bash benches/sweep.sh OUT_DIR            # builds the benchmark with cargo if ATTENTION is unset
 #   ATTENTION=/path/to/attention-binary bash benches/sweep.sh OUT_DIR   # a machine without Rust
 #
-# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, f16_products.json, torch.json (if PyTorch runs), report.md, report.svg,
+# Writes OUT_DIR/flash.json, tiles.json, coop_tiles.json, f16_products.json, head_dims.json, torch.json and
+# torch_head_dims.json (if PyTorch runs), report.md, report.svg,
 # clocks.csv (where nvidia-smi exists) and the logs of each step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,9 +67,16 @@ coop_step coop_tiles "tensor-core tiles" --tokens 16384 --seqs 8192 --dims 64,12
 coop_step f16_products "f32 and bf16 on the tensor cores" --tokens 16384 \
   --seqs 1024,2048,4096,8192,16384 --dims 64,128 --dtypes f32,bf16 --f16-products --causal both \
   --runs 10 --warmup 5
+# The tensor-core tier at the other head dims the tables tune, N = 8k, beside PyTorch's
+# FlashAttention-2 and cuDNN at the same ones (below).
+head_dims=32,96,160,192,224,256
+coop_step head_dims "tensor-core head dims" --tokens 16384 --seqs 8192 --dims "$head_dims" \
+  --dtypes f16 --causal both --runs 10 --warmup 5 --check-rows 8
 if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 benches/torch_sdpa.py --dtypes f16,bf16,f32 --json "$out/torch.json" | tee "$out/torch.txt"
-  inputs+=("$out/torch.json")
+  python3 benches/torch_sdpa.py --seqs 8192 --dims "$head_dims" --dtypes f16 --backends flash,cudnn \
+    --json "$out/torch_head_dims.json" | tee "$out/torch_head_dims.txt"
+  inputs+=("$out/torch.json" "$out/torch_head_dims.json")
   clocks after-torch
 else
   echo "SKIPPED: PyTorch SDPA (no torch with CUDA and triton here)"
