@@ -61,15 +61,7 @@ fn parse() -> Result<Config, String> {
             return Err(format!("{pair:?}: flags take a value"));
         };
         if flag == "--prefill-route" {
-            let routes = [
-                PrefillRoute::Auto,
-                PrefillRoute::Forward,
-                PrefillRoute::KvCache,
-            ];
-            c.route = routes
-                .into_iter()
-                .find(|r| r.name() == value)
-                .ok_or_else(|| format!("{flag} {value}: auto, forward or kv-cache"))?;
+            c.route = value.parse().map_err(|e| format!("{flag}: {e}"))?;
             continue;
         }
         let v: u32 = value.parse().map_err(|e| format!("{flag} {value}: {e}"))?;

@@ -161,6 +161,12 @@ pub struct TuneKey {
     pub paged: bool,
 }
 
+/// The keys' `f16_products`: the permission only changes what runs for f32 and bf16 (f16 problems
+/// multiply f16 either way), so it only parts those.
+fn f16_products_key(allowed: bool, dtype: DType) -> bool {
+    allowed && dtype != DType::F16
+}
+
 impl TuneKey {
     /// The key of `problem` on a device, for the kernels in `kernels` (empty: every tier).
     pub fn new(caps: &DeviceCaps, problem: &Attention, kernels: &[Kernel]) -> TuneKey {
@@ -176,7 +182,7 @@ impl TuneKey {
                     .join("+")
             },
             storage: plan::storage_for(problem.dtype, caps, false).name().into(),
-            f16_products: problem.allow_f16_products && problem.dtype != DType::F16,
+            f16_products: f16_products_key(problem.allow_f16_products, problem.dtype),
             head_dim: problem.head_dim,
             causal: problem.causal,
             seq_bucket: problem.seq_q.max(problem.seq_kv).next_power_of_two(),
@@ -704,7 +710,7 @@ impl KvTuneKey {
             paged: matches!(step.layout, CacheLayout::Paged { .. }),
             causal: step.causal,
             prefill_route: step.prefill_route.name().into(),
-            f16_products: step.allow_f16_products && step.dtype != DType::F16,
+            f16_products: f16_products_key(step.allow_f16_products, step.dtype),
         }
     }
 }

@@ -198,6 +198,22 @@ impl PrefillRoute {
     }
 }
 
+impl std::str::FromStr for PrefillRoute {
+    type Err = String;
+
+    /// The route [`PrefillRoute::name`] names.
+    fn from_str(s: &str) -> std::result::Result<PrefillRoute, String> {
+        [
+            PrefillRoute::Auto,
+            PrefillRoute::Forward,
+            PrefillRoute::KvCache,
+        ]
+        .into_iter()
+        .find(|r| r.name() == s)
+        .ok_or_else(|| format!("unknown prefill route {s:?} (want auto, forward or kv-cache)"))
+    }
+}
+
 /// Query tokens from which a sequence of a step counts as a prefill chunk for
 /// [`KvCacheAttention::prefill_route`].
 pub const FORWARD_PREFILL_TOKENS: u32 = 64;

@@ -107,6 +107,15 @@ fn kv_cache_keys_tell_routes_and_f16_products_apart() {
     let key = |s: &KvCacheAttention| KvTuneKey::new(caps, s);
     let auto = key(&step);
     assert_eq!(auto.prefill_route, "auto");
+    // The names the keys record are the ones the tools parse.
+    for route in [
+        PrefillRoute::Auto,
+        PrefillRoute::Forward,
+        PrefillRoute::KvCache,
+    ] {
+        assert_eq!(route.name().parse::<PrefillRoute>(), Ok(route));
+    }
+    assert!("kvcache".parse::<PrefillRoute>().is_err());
     assert!(!auto.f16_products);
     assert_ne!(
         auto,

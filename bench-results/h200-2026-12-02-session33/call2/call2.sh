@@ -1,7 +1,8 @@
 # Thirty-third round, call 2: f32 with f16 products holds each K/V tile ahead as f32 (twice the
 # registers of f16 or bf16). Against the plan's kernel (.device/bin/attention, 88a916f's code):
 # `attention_xp` and `kernel_stats_xp` (990d95c's code with plan::coop_load_in_loop true at every head dim when
-# XP_INLOOP is set: each tile loaded in its own pass, no tile held ahead), and the plan's kernel
+# XP_INLOOP is set: each tile loaded in its own pass, no tile held ahead; the one-line change is
+# inloop.diff beside this file, written against a later plan.rs), and the plan's kernel
 # with 32-key tiles (half the staging registers). d = 64 and 128, N = 1k and 8k, two rounds
 # alternating; f16 beside them as the yardstick.
 source .device/gpu/prelude.sh; export WGPU_BACKEND=vulkan
